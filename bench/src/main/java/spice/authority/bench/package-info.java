@@ -1,0 +1,2 @@
+/** JMH benchmarks for spice-authority; run with {@code bench/run}. */
+package spice.authority.bench;

@@ -1,0 +1,301 @@
+package spice.authority.os.posix;
+
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The per-platform facts os-posix depends on: the layout of {@code struct stat}, the sizes of
+ * the C types whose width differs, and the flag and errno constants. One table per supported
+ * platform; the current one is selected once ({@link #current()}).
+ *
+ * <p>The tables are plain data with the C names as keys, so that the test built on
+ * {@code native/stat_probe.c} can check them against the C headers of the machine it runs
+ * on. Pure Java: nothing here touches {@code java.lang.foreign}.
+ */
+final class PosixPlatform {
+
+    /** Layout of one {@code struct stat} field. */
+    record Field(int offset, int size) {}
+
+    private static final Map<String, PosixPlatform> TABLES = Map.of(
+            "linux-x86_64", linuxX8664(),
+            "linux-aarch64", linuxAarch64(),
+            "macos-x86_64", macos("macos-x86_64", "fstat$INODE64", "fstatat$INODE64"),
+            "macos-aarch64", macos("macos-aarch64", "fstat", "fstatat"));
+
+    private static final Optional<PosixPlatform> CURRENT =
+            Optional.ofNullable(TABLES.get(key(System.getProperty("os.name"), System.getProperty("os.arch"))));
+
+    final String name;
+    /** Symbol names of the 64-bit-inode stat functions (macOS x86_64 needs the suffixed ones). */
+    final String fstatSymbol;
+    final String fstatatSymbol;
+    /** The uid the kernel shows for unmapped ids in a user namespace; -1 when there is none. */
+    final long overflowUid;
+
+    private final Map<String, Long> constants;
+
+    final int statSize;
+    final Field stDev;
+    final Field stIno;
+    final Field stMode;
+    final Field stNlink;
+    final Field stUid;
+    final Field stGid;
+    final Field stSize;
+    final int sizeofModeT;
+
+    final int O_RDONLY;
+    final int O_WRONLY;
+    final int O_RDWR;
+    final int O_CREAT;
+    final int O_EXCL;
+    final int O_TRUNC;
+    final int O_NONBLOCK;
+    final int O_DIRECTORY;
+    final int O_NOFOLLOW;
+    final int O_CLOEXEC;
+    final int AT_FDCWD;
+    final int AT_SYMLINK_NOFOLLOW;
+    final int LOCK_EX;
+    final int LOCK_NB;
+    final int LOCK_UN;
+    final int EPERM;
+    final int ENOENT;
+    final int EINTR;
+    final int EAGAIN;
+    final int EWOULDBLOCK;
+    final int EACCES;
+    final int EEXIST;
+    final int ENOTDIR;
+    final int ELOOP;
+
+    private PosixPlatform(String name, String fstatSymbol, String fstatatSymbol, long overflowUid,
+                          Map<String, Long> constants) {
+        this.name = name;
+        this.fstatSymbol = fstatSymbol;
+        this.fstatatSymbol = fstatatSymbol;
+        this.overflowUid = overflowUid;
+        this.constants = Map.copyOf(constants);
+        statSize = i("sizeof.struct_stat");
+        stDev = field("st_dev");
+        stIno = field("st_ino");
+        stMode = field("st_mode");
+        stNlink = field("st_nlink");
+        stUid = field("st_uid");
+        stGid = field("st_gid");
+        stSize = field("st_size");
+        sizeofModeT = i("sizeof.mode_t");
+        O_RDONLY = i("O_RDONLY");
+        O_WRONLY = i("O_WRONLY");
+        O_RDWR = i("O_RDWR");
+        O_CREAT = i("O_CREAT");
+        O_EXCL = i("O_EXCL");
+        O_TRUNC = i("O_TRUNC");
+        O_NONBLOCK = i("O_NONBLOCK");
+        O_DIRECTORY = i("O_DIRECTORY");
+        O_NOFOLLOW = i("O_NOFOLLOW");
+        O_CLOEXEC = i("O_CLOEXEC");
+        AT_FDCWD = i("AT_FDCWD");
+        AT_SYMLINK_NOFOLLOW = i("AT_SYMLINK_NOFOLLOW");
+        LOCK_EX = i("LOCK_EX");
+        LOCK_NB = i("LOCK_NB");
+        LOCK_UN = i("LOCK_UN");
+        EPERM = i("EPERM");
+        ENOENT = i("ENOENT");
+        EINTR = i("EINTR");
+        EAGAIN = i("EAGAIN");
+        EWOULDBLOCK = i("EWOULDBLOCK");
+        EACCES = i("EACCES");
+        EEXIST = i("EEXIST");
+        ENOTDIR = i("ENOTDIR");
+        ELOOP = i("ELOOP");
+    }
+
+    /** The table for this JVM's platform, if it is supported. Selected once. */
+    static Optional<PosixPlatform> current() {
+        return CURRENT;
+    }
+
+    /** The table for a platform name such as {@code linux-aarch64}. */
+    static Optional<PosixPlatform> forName(String name) {
+        return Optional.ofNullable(TABLES.get(name));
+    }
+
+    /** Maps Java's {@code os.name} and {@code os.arch} to a table name; unknown values map to a name with no table. */
+    static String key(String osName, String osArch) {
+        String os = osName == null ? "" : osName.toLowerCase(Locale.ROOT);
+        String arch = osArch == null ? "" : osArch.toLowerCase(Locale.ROOT);
+        String o = os.equals("linux") ? "linux" : os.startsWith("mac os x") || os.equals("darwin") ? "macos" : os;
+        String a = switch (arch) {
+            case "amd64", "x86_64" -> "x86_64";
+            case "aarch64", "arm64" -> "aarch64";
+            default -> arch;
+        };
+        return o + "-" + a;
+    }
+
+    /** Every constant and layout fact by its C name, as {@code native/stat_probe.c} prints them. */
+    Map<String, Long> constants() {
+        return constants;
+    }
+
+    /** The symbolic name of an errno value, for messages ({@code "errno 99"} if unknown). */
+    String errnoName(int errno) {
+        for (Map.Entry<String, Long> e : constants.entrySet()) {
+            if (e.getKey().startsWith("E") && e.getValue() == errno && !e.getKey().equals("EWOULDBLOCK")) {
+                return e.getKey();
+            }
+        }
+        return "errno " + errno;
+    }
+
+    private int i(String key) {
+        Long v = constants.get(key);
+        if (v == null) {
+            throw new IllegalStateException("platform table " + name + " lacks " + key);
+        }
+        return Math.toIntExact(v);
+    }
+
+    private Field field(String member) {
+        return new Field(i("offsetof.stat." + member), i("sizeof.stat." + member));
+    }
+
+    private static void stat(Map<String, Long> m, String member, int offset, int size) {
+        m.put("offsetof.stat." + member, (long) offset);
+        m.put("sizeof.stat." + member, (long) size);
+    }
+
+    private static Map<String, Long> common() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("O_RDONLY", 0L);
+        m.put("O_WRONLY", 1L);
+        m.put("O_RDWR", 2L);
+        m.put("LOCK_SH", 1L);
+        m.put("LOCK_EX", 2L);
+        m.put("LOCK_NB", 4L);
+        m.put("LOCK_UN", 8L);
+        m.put("S_IFMT", 0170000L);
+        m.put("S_IFDIR", 0040000L);
+        m.put("S_IFREG", 0100000L);
+        m.put("S_IFLNK", 0120000L);
+        m.put("S_IFIFO", 0010000L);
+        m.put("S_IFSOCK", 0140000L);
+        m.put("S_IFCHR", 0020000L);
+        m.put("S_IFBLK", 0060000L);
+        m.put("S_ISVTX", 01000L);
+        m.put("EPERM", 1L);
+        m.put("ENOENT", 2L);
+        m.put("EINTR", 4L);
+        m.put("EIO", 5L);
+        m.put("ENXIO", 6L);
+        m.put("EBADF", 9L);
+        m.put("ENOMEM", 12L);
+        m.put("EACCES", 13L);
+        m.put("EBUSY", 16L);
+        m.put("EEXIST", 17L);
+        m.put("EXDEV", 18L);
+        m.put("ENOTDIR", 20L);
+        m.put("EISDIR", 21L);
+        m.put("EINVAL", 22L);
+        m.put("EMFILE", 24L);
+        m.put("ENOSPC", 28L);
+        m.put("EROFS", 30L);
+        m.put("EMLINK", 31L);
+        m.put("sizeof.uid_t", 4L);
+        return m;
+    }
+
+    private static Map<String, Long> linuxCommon() {
+        Map<String, Long> m = common();
+        m.put("O_CREAT", 0100L);
+        m.put("O_EXCL", 0200L);
+        m.put("O_TRUNC", 01000L);
+        m.put("O_NONBLOCK", 04000L);
+        m.put("O_CLOEXEC", 02000000L);
+        m.put("AT_FDCWD", -100L);
+        m.put("AT_SYMLINK_NOFOLLOW", 0x100L);
+        m.put("AT_REMOVEDIR", 0x200L);
+        m.put("EAGAIN", 11L);
+        m.put("EWOULDBLOCK", 11L);
+        m.put("ENAMETOOLONG", 36L);
+        m.put("ENOTEMPTY", 39L);
+        m.put("ELOOP", 40L);
+        m.put("EOPNOTSUPP", 95L);
+        m.put("EDQUOT", 122L);
+        m.put("sizeof.mode_t", 4L);
+        return m;
+    }
+
+    /** glibc/musl x86_64: the kernel's {@code struct stat}; nlink (8 bytes) comes before mode. */
+    private static PosixPlatform linuxX8664() {
+        Map<String, Long> m = linuxCommon();
+        m.put("O_DIRECTORY", 0200000L);
+        m.put("O_NOFOLLOW", 0400000L);
+        m.put("sizeof.struct_stat", 144L);
+        stat(m, "st_dev", 0, 8);
+        stat(m, "st_ino", 8, 8);
+        stat(m, "st_nlink", 16, 8);
+        stat(m, "st_mode", 24, 4);
+        stat(m, "st_uid", 28, 4);
+        stat(m, "st_gid", 32, 4);
+        stat(m, "st_size", 48, 8);
+        return new PosixPlatform("linux-x86_64", "fstat", "fstatat", 65534, m);
+    }
+
+    /** glibc/musl aarch64: the asm-generic {@code struct stat}; mode before a 4-byte nlink. */
+    private static PosixPlatform linuxAarch64() {
+        Map<String, Long> m = linuxCommon();
+        m.put("O_DIRECTORY", 040000L);
+        m.put("O_NOFOLLOW", 0100000L);
+        m.put("sizeof.struct_stat", 128L);
+        stat(m, "st_dev", 0, 8);
+        stat(m, "st_ino", 8, 8);
+        stat(m, "st_mode", 16, 4);
+        stat(m, "st_nlink", 20, 4);
+        stat(m, "st_uid", 24, 4);
+        stat(m, "st_gid", 28, 4);
+        stat(m, "st_size", 48, 8);
+        return new PosixPlatform("linux-aarch64", "fstat", "fstatat", 65534, m);
+    }
+
+    /** macOS, 64-bit inodes (the only layout on arm64; {@code $INODE64} symbols on x86_64). */
+    private static PosixPlatform macos(String name, String fstat, String fstatat) {
+        Map<String, Long> m = common();
+        m.put("O_NONBLOCK", 0x4L);
+        m.put("O_CREAT", 0x200L);
+        m.put("O_TRUNC", 0x400L);
+        m.put("O_EXCL", 0x800L);
+        m.put("O_NOFOLLOW", 0x100L);
+        m.put("O_DIRECTORY", 0x100000L);
+        m.put("O_CLOEXEC", 0x1000000L);
+        m.put("AT_FDCWD", -2L);
+        m.put("AT_SYMLINK_NOFOLLOW", 0x20L);
+        m.put("AT_REMOVEDIR", 0x80L);
+        m.put("EAGAIN", 35L);
+        m.put("EWOULDBLOCK", 35L);
+        m.put("ELOOP", 62L);
+        m.put("ENAMETOOLONG", 63L);
+        m.put("ENOTEMPTY", 66L);
+        m.put("EDQUOT", 69L);
+        m.put("EOPNOTSUPP", 102L);
+        m.put("sizeof.mode_t", 2L);
+        m.put("sizeof.struct_stat", 144L);
+        stat(m, "st_dev", 0, 4);
+        stat(m, "st_mode", 4, 2);
+        stat(m, "st_nlink", 6, 2);
+        stat(m, "st_ino", 8, 8);
+        stat(m, "st_uid", 16, 4);
+        stat(m, "st_gid", 20, 4);
+        stat(m, "st_size", 96, 8);
+        return new PosixPlatform(name, fstat, fstatat, -1, m);
+    }
+
+    @Override
+    public String toString() {
+        return name;
+    }
+}

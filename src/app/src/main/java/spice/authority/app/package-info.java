@@ -1,0 +1,2 @@
+/** The helper application: CLI (picocli) and, later, the HTTP API. */
+package spice.authority.app;

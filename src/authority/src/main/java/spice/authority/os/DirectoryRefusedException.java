@@ -1,0 +1,79 @@
+package spice.authority.os;
+
+import java.util.Objects;
+
+/**
+ * A typed refusal to bind, validate or use the authority directory or a file in it.
+ *
+ * <p>The message is one line meant for the local user: the offending path component, the
+ * category and why, for example
+ * {@code /home/u/.local/state/spice-agent: PERMS (group- or world-writable without the sticky bit)}.
+ * It never contains file contents. The low-level cause (an errno) is kept only in the
+ * message detail, never as a chained cause.
+ */
+public final class DirectoryRefusedException extends Exception {
+
+    private static final long serialVersionUID = 1L;
+
+    /** Why the directory or file was refused. */
+    public enum Category {
+        /** A symbolic link where a directory or file must be. */
+        SYMLINK,
+        /** Owned by someone other than root (ancestors) or the effective user. */
+        OWNER,
+        /** An ancestor grants group or other write without the sticky bit, or access was denied. */
+        PERMS,
+        /** The leaf directory's or a file's permission bits are not exactly what is required. */
+        MODE,
+        /** The object has the wrong type (not a directory, not a regular file: FIFO, socket, ...). */
+        TYPE,
+        /** The configured path no longer leads to the retained directory (moved or replaced). */
+        IDENTITY,
+        /** The path or file name is not acceptable (relative, unclean, bad characters). */
+        NAME,
+        /** A file has more than one hard link. */
+        LINKS,
+        /** A component or file does not exist (and was not to be created). */
+        MISSING,
+        /** An operating-system call failed for another reason, or a read exceeded its bound. */
+        IO,
+        /** A non-blocking lock is held by someone else. */
+        BUSY
+    }
+
+    private final Category category;
+    private final String component;
+    private final String detail;
+
+    /**
+     * @param category why
+     * @param component the offending path component, as the user configured it (for files:
+     *     the directory path, a separator and the file name)
+     * @param detail a short human-readable reason; no secrets, no file contents
+     */
+    public DirectoryRefusedException(Category category, String component, String detail) {
+        super(format(category, component, detail), null, false, false);
+        this.category = Objects.requireNonNull(category, "category");
+        this.component = Objects.requireNonNull(component, "component");
+        this.detail = Objects.requireNonNull(detail, "detail");
+    }
+
+    private static String format(Category category, String component, String detail) {
+        return component + ": " + category + " (" + detail + ")";
+    }
+
+    /** The category of the refusal. */
+    public Category category() {
+        return category;
+    }
+
+    /** The offending path component (or {@code directory/name} for a file). */
+    public String component() {
+        return component;
+    }
+
+    /** The short reason, without component and category. */
+    public String detail() {
+        return detail;
+    }
+}

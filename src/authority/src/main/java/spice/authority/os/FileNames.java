@@ -1,0 +1,66 @@
+package spice.authority.os;
+
+import java.util.regex.Pattern;
+
+/**
+ * The one rule for names of files inside a {@link SecureDirectory}, shared by every
+ * platform implementation so that a name is valid everywhere or nowhere.
+ *
+ * <p>A name is a single path component of 1 to 128 characters from {@code [A-Za-z0-9._-]}
+ * that starts with a letter or digit. This excludes {@code .}, {@code ..}, separators,
+ * NUL, Windows device and stream syntax, and every name beginning with {@code .}, which is
+ * reserved for the temporary files of {@link SecureDirectory#writeAtomically}.
+ * All names of wire-format d.1 ({@code identity.key}, {@code identity.lock},
+ * {@code run-<64 hex>.lock}, {@code run-<64 hex>.state}) are valid.
+ */
+public final class FileNames {
+
+    /** Names ending with this suffix are lock files: lockable, never written or replaced. */
+    public static final String LOCK_SUFFIX = ".lock";
+
+    private static final Pattern VALID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+
+    private FileNames() {}
+
+    /**
+     * Checks {@code name}.
+     *
+     * @param directory the directory path, for the refusal message
+     * @param name the candidate file name
+     * @return {@code name}
+     * @throws DirectoryRefusedException with {@link DirectoryRefusedException.Category#NAME}
+     */
+    public static String requireValid(String directory, String name) throws DirectoryRefusedException {
+        if (name == null || !VALID.matcher(name).matches()) {
+            throw new DirectoryRefusedException(
+                    DirectoryRefusedException.Category.NAME,
+                    directory + "/" + printable(name),
+                    "a file name must be 1-128 characters of [A-Za-z0-9._-] starting with a letter or digit");
+        }
+        return name;
+    }
+
+    /** Whether {@code name} names a lock file. */
+    public static boolean isLockName(String name) {
+        return name.endsWith(LOCK_SUFFIX);
+    }
+
+    /**
+     * Renders a possibly hostile name or path for a one-line message: control characters
+     * are escaped and the length is capped.
+     */
+    public static String printable(String name) {
+        if (name == null) {
+            return "<null>";
+        }
+        StringBuilder sb = new StringBuilder();
+        name.codePoints().limit(160).forEach(cp -> {
+            if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) {
+                sb.append(String.format("\\x%02x", cp));
+            } else {
+                sb.appendCodePoint(cp);
+            }
+        });
+        return sb.toString();
+    }
+}

@@ -1,0 +1,102 @@
+package spice.authority.os;
+
+/**
+ * An owned, validated authority directory. All file operations are relative to a
+ * descriptor (POSIX) or handle (Windows) retained from the moment the directory was
+ * bound; no string path is resolved again except by {@link #revalidate()}.
+ *
+ * <p><b>Guarantees.</b>
+ * <ul>
+ *   <li>At bind time the configured path was absolute and clean, was walked one component
+ *       at a time without following any symbolic link, every ancestor was owned by root or
+ *       the effective user and was not writable by others unless sticky (and then the next
+ *       component was owned by root or the effective user), and the leaf is a directory
+ *       owned by the effective user with mode exactly {@code 0700}.</li>
+ *   <li>Renaming or replacing the path after binding cannot redirect any operation: reads,
+ *       writes and locks act on the retained directory. {@link #revalidate()} proves that
+ *       the path still leads to it, for callers about to make a durable transition.</li>
+ *   <li>Every file read, replaced or locked is a regular file owned by the effective user,
+ *       with exactly one link and mode exactly {@code 0600}; a symbolic link, FIFO, socket
+ *       or directory in its place is refused without blocking.</li>
+ *   <li>{@link #writeAtomically} leaves either the old or the new content under the target
+ *       name, never a mix, and never leaves its temporary file behind.</li>
+ *   <li>Every failure is a {@link DirectoryRefusedException}; no descriptor leaks on any
+ *       path. Implementations are safe for concurrent use by several threads; {@link #close()}
+ *       waits for operations in flight.</li>
+ * </ul>
+ *
+ * <p>File names follow {@link FileNames}. Implementations live in the OS modules; tests may
+ * wrap an instance (see {@link ForwardingSecureDirectory}) to inject faults.
+ */
+public interface SecureDirectory extends AutoCloseable {
+
+    /** The configured path exactly as it was bound. */
+    String path();
+
+    /** The identity of the retained directory. */
+    FileIdentity identity();
+
+    /** Whether binding created the leaf directory (as opposed to validating an existing one). */
+    boolean createdLeaf();
+
+    /** The mode the directory was bound with. */
+    OpenMode openMode();
+
+    /**
+     * Walks the configured path again from the root, re-checks the ancestry rules and the
+     * leaf's owner and mode, and proves that the walked directory is the retained one
+     * (same identity). Writes nothing. Cheap enough to run before every durable transition.
+     *
+     * @throws DirectoryRefusedException if the path is missing, leads elsewhere
+     *     ({@link DirectoryRefusedException.Category#IDENTITY}), or an ancestor or the leaf is no
+     *     longer trusted; the directory stays usable and a later call succeeds once the path
+     *     is restored
+     */
+    void revalidate() throws DirectoryRefusedException;
+
+    /**
+     * Reads a whole file.
+     *
+     * @param name a file name (see {@link FileNames})
+     * @param maxBytes the largest accepted size; a larger file is refused with
+     *     {@link DirectoryRefusedException.Category#IO}
+     * @return the content
+     * @throws DirectoryRefusedException {@link DirectoryRefusedException.Category#MISSING} when
+     *     absent, or the file rule it breaks
+     */
+    byte[] read(String name, int maxBytes) throws DirectoryRefusedException;
+
+    /**
+     * Durably replaces (or creates) a file: destination check, a fresh temporary file
+     * created exclusively with mode {@code 0600}, write, flush to disk, rename over the
+     * target, flush the directory (wire-format d.4). Lock files cannot be written.
+     *
+     * <p>A failure before the rename leaves the old content; a failure of the final
+     * directory flush leaves the new content visible but maybe not durable. Callers treat
+     * any failure as uncertain, as the transaction contract requires.
+     *
+     * @param name a file name (see {@link FileNames}) not ending in {@code .lock}
+     * @param data the complete new content
+     * @throws DirectoryRefusedException if the target breaks a file rule or a call fails
+     * @throws IllegalStateException if the directory was opened {@link OpenMode#VALIDATE_ONLY}
+     */
+    void writeAtomically(String name, byte[] data) throws DirectoryRefusedException;
+
+    /**
+     * Opens (creating it with mode {@code 0600} if absent), validates and exclusively locks a
+     * stable lock file. Lock files are never unlinked or replaced.
+     *
+     * @param name a file name (see {@link FileNames}) ending in {@code .lock}
+     * @param mode wait for the lock, or fail at once with
+     *     {@link DirectoryRefusedException.Category#BUSY}
+     * @return the held lock; close it to release
+     * @throws DirectoryRefusedException if the file breaks a file rule, is busy, or a call fails
+     * @throws IllegalStateException if the directory was opened {@link OpenMode#VALIDATE_ONLY}
+     *     and the lock file does not exist yet
+     */
+    StableLock lock(String name, LockMode mode) throws DirectoryRefusedException;
+
+    /** Closes the retained descriptor. Idempotent; locks already taken stay valid until closed. */
+    @Override
+    void close();
+}

@@ -1,0 +1,36 @@
+package spice.authority.os;
+
+/**
+ * A platform implementation of the SPI, found with {@link java.util.ServiceLoader}. Use
+ * {@link SecureDirectories#provider()} rather than loading providers directly.
+ *
+ * <p><b>Guarantees.</b> {@link #isSupported()} is cheap and side-effect free (it loads no
+ * native code). {@link #open} either returns a directory that satisfies every guarantee of
+ * {@link SecureDirectory} or throws and, in {@link OpenMode#VALIDATE_ONLY} mode or on any
+ * refusal of an existing component, has changed nothing on disk.
+ */
+public interface SecureDirectoryProvider {
+
+    /** A short platform name for logs, such as {@code linux-x86_64}. */
+    String platform();
+
+    /** Whether this provider can run on the current OS and architecture. */
+    boolean isSupported();
+
+    /**
+     * Binds the authority directory.
+     *
+     * @param path an absolute, clean path (no empty, {@code .} or {@code ..} components, no
+     *     trailing separator)
+     * @param mode create missing components, or validate only
+     * @return the owned directory; close it
+     * @throws DirectoryRefusedException naming the offending component and category
+     */
+    SecureDirectory open(String path, OpenMode mode) throws DirectoryRefusedException;
+
+    /**
+     * The platform's default location for the authority directory of the current user, or
+     * {@code null} when it cannot be determined (for example, no home directory).
+     */
+    String defaultDirectory();
+}

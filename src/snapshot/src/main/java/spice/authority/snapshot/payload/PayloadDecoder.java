@@ -1,0 +1,321 @@
+package spice.authority.snapshot.payload;
+
+import java.util.function.Supplier;
+import spice.authority.snapshot.json.GoJsonReader;
+
+/**
+ * Decodes a payload into {@link Raw} with the semantics of the reference's streaming decoder
+ * (wire-format.md b.3): unknown members rejected at every level (P-UNKNOWN), names matched exactly
+ * and then case-insensitively with Unicode simple folding, type mismatches rejected (P-TYPE),
+ * later duplicates win and objects merge into earlier values, {@code null} keeps the earlier value
+ * (or empties a list), {@code data} keeps its exact raw bytes.
+ *
+ * <p>Like Go, the first P-UNKNOWN/P-TYPE error is remembered and decoding continues, so a syntax
+ * error anywhere in the value (P-JSON) takes precedence.
+ */
+final class PayloadDecoder {
+    private static final String[] SNAPSHOT_FIELDS = {
+        "version", "run_id", "definition", "completed_turns", "history", "plan_identity",
+        "seen_interaction_ids", "last_sequence", "status"};
+    private static final String[] DEFINITION_FIELDS = {"name", "model", "max_turns"};
+    private static final String[] MESSAGE_FIELDS = {"id", "role", "parts"};
+    private static final String[] PART_FIELDS = {"kind", "text", "name", "call_id", "namespace", "data"};
+    private static final String[] PLAN_FIELDS = {
+        "compiled_identities", "snapshot_compatibility_identity", "tool_plan_id", "fingerprint"};
+
+    private static final long MAX_U32 = 0xFFFF_FFFFL;
+
+    private final GoJsonReader r;
+    private PayloadRule saved;
+    private String savedAt;
+
+    PayloadDecoder(byte[] payload) {
+        this.r = new GoJsonReader(payload);
+    }
+
+    /** First remembered P-UNKNOWN/P-TYPE error, or null. */
+    PayloadRule savedRule() {
+        return saved;
+    }
+
+    String savedLocation() {
+        return savedAt;
+    }
+
+    GoJsonReader reader() {
+        return r;
+    }
+
+    // Current indices, used to render location templates only when an error is saved, so the
+    // hot path builds no strings: %m = message, %p = part, %i = list element.
+    private int curMessage;
+    private int curPart;
+    private int curElement;
+
+    private void save(PayloadRule rule, String where) {
+        if (saved == null) {
+            saved = rule;
+            savedAt = where.replace("%m", Integer.toString(curMessage))
+                    .replace("%p", Integer.toString(curPart))
+                    .replace("%i", Integer.toString(curElement));
+        }
+    }
+
+    private void typeMismatch(String where) {
+        save(PayloadRule.P_TYPE, where);
+        r.skipValue();
+    }
+
+    /**
+     * Go's field lookup: exact name first, then {@code bytes.EqualFold}-equivalent folding. All
+     * field names are lowercase ASCII with underscores, so only ASCII letters, U+017F (folds to
+     * S) and U+212A (folds to K) can match case-insensitively.
+     */
+    static int match(String key, String[] fields) {
+        for (int i = 0; i < fields.length; i++) {
+            if (fields[i].equals(key)) {
+                return i;
+            }
+        }
+        for (int i = 0; i < fields.length; i++) {
+            if (foldEquals(key, fields[i])) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static boolean foldEquals(String key, String field) {
+        int k = 0;
+        int f = 0;
+        while (k < key.length() && f < field.length()) {
+            int c = key.codePointAt(k);
+            k += Character.charCount(c);
+            int folded;
+            if (c >= 'a' && c <= 'z') {
+                folded = c - 32;
+            } else if (c == 0x017F) {
+                folded = 'S';
+            } else if (c == 0x212A) {
+                folded = 'K';
+            } else {
+                folded = c;
+            }
+            int fc = field.charAt(f++);
+            if (fc >= 'a' && fc <= 'z') {
+                fc -= 32;
+            }
+            if (folded != fc) {
+                return false;
+            }
+        }
+        return k == key.length() && f == field.length();
+    }
+
+    // ---- typed value decoders; each consumes exactly one value ------------------------------
+
+    private String string(String current, String where) {
+        int kind = r.peekKind();
+        if (kind == '"') {
+            return r.readString();
+        }
+        if (kind == 'n') {
+            r.readNull();
+            return current;
+        }
+        typeMismatch(where);
+        return current;
+    }
+
+    private long unsigned(long current, long max, String where) {
+        int kind = r.peekKind();
+        if (kind == '0') {
+            long v = r.readNumberAsUnsigned();
+            if (!r.lastNumberWasUnsigned() || Long.compareUnsigned(v, max) > 0) {
+                save(PayloadRule.P_TYPE, where);
+                return current;
+            }
+            return v;
+        }
+        if (kind == 'n') {
+            r.readNull();
+            return current;
+        }
+        typeMismatch(where);
+        return current;
+    }
+
+    /** Returns true when an object follows and has been opened. */
+    private boolean openObject(String where) {
+        int kind = r.peekKind();
+        if (kind == '{') {
+            r.beginObject();
+            return true;
+        }
+        if (kind == 'n') {
+            r.readNull();
+            return false;
+        }
+        typeMismatch(where);
+        return false;
+    }
+
+    private interface ElementDecoder<T> {
+        T decode(T current, int index);
+    }
+
+    /** Go's array-into-slice decoding, with element reuse up to the slice's capacity. */
+    private <T> void slice(Raw.Slice<T> s, Supplier<T> zero, ElementDecoder<T> element, String where) {
+        int kind = r.peekKind();
+        if (kind == 'n') {
+            r.readNull();
+            s.resetToEmpty();
+            return;
+        }
+        if (kind != '[') {
+            typeMismatch(where);
+            return;
+        }
+        r.beginArray();
+        int i = 0;
+        boolean first = true;
+        while (r.nextElement(first)) {
+            first = false;
+            curElement = i;
+            if (i >= s.backing.size()) {
+                s.backing.add(zero.get());
+            }
+            if (i >= s.len) {
+                s.len = i + 1;
+            }
+            s.backing.set(i, element.decode(s.backing.get(i), i));
+            i++;
+        }
+        if (i < s.len) {
+            s.len = i;
+        }
+        if (i == 0) {
+            s.resetToEmpty();
+        }
+    }
+
+    private void unknown(String where) {
+        save(PayloadRule.P_UNKNOWN, where);
+        r.skipValue();
+    }
+
+    // ---- the v1alpha2 shape ---------------------------------------------------------------
+
+    Raw.Snapshot decode() {
+        Raw.Snapshot s = new Raw.Snapshot();
+        if (!openObject("$")) {
+            return s;
+        }
+        String key;
+        boolean first = true;
+        while ((key = r.nextMember(first)) != null) {
+            first = false;
+            switch (match(key, SNAPSHOT_FIELDS)) {
+                case 0 -> s.version = string(s.version, "version");
+                case 1 -> s.runId = string(s.runId, "run_id");
+                case 2 -> definition(s.definition);
+                case 3 -> s.completedTurns = unsigned(s.completedTurns, MAX_U32, "completed_turns");
+                case 4 -> slice(s.history, Raw.Message::new, this::message, "history");
+                case 5 -> plan(s.plan);
+                case 6 -> slice(s.seenInteractionIds, () -> "",
+                        (cur, i) -> string(cur, "seen_interaction_ids[%i]"), "seen_interaction_ids");
+                case 7 -> s.lastSequence = unsigned(s.lastSequence, -1L, "last_sequence");
+                case 8 -> s.status = string(s.status, "status");
+                default -> unknown("$");
+            }
+        }
+        return s;
+    }
+
+    private void definition(Raw.Definition d) {
+        if (!openObject("definition")) {
+            return;
+        }
+        String key;
+        boolean first = true;
+        while ((key = r.nextMember(first)) != null) {
+            first = false;
+            switch (match(key, DEFINITION_FIELDS)) {
+                case 0 -> d.name = string(d.name, "definition.name");
+                case 1 -> d.model = string(d.model, "definition.model");
+                case 2 -> d.maxTurns = unsigned(d.maxTurns, MAX_U32, "definition.max_turns");
+                default -> unknown("definition");
+            }
+        }
+    }
+
+    private Raw.Message message(Raw.Message m, int index) {
+        curMessage = index;
+        if (!openObject("history[%m]")) {
+            return m;
+        }
+        String key;
+        boolean first = true;
+        while ((key = r.nextMember(first)) != null) {
+            first = false;
+            switch (match(key, MESSAGE_FIELDS)) {
+                case 0 -> m.id = string(m.id, "history[%m].id");
+                case 1 -> m.role = string(m.role, "history[%m].role");
+                case 2 -> {
+                    slice(m.parts, Raw.Part::new, this::part, "history[%m].parts");
+                    curMessage = index;
+                }
+                default -> unknown("history[%m]");
+            }
+        }
+        return m;
+    }
+
+    private Raw.Part part(Raw.Part p, int pi) {
+        curPart = pi;
+        if (!openObject("history[%m].parts[%p]")) {
+            return p;
+        }
+        String key;
+        boolean first = true;
+        while ((key = r.nextMember(first)) != null) {
+            first = false;
+            int f = match(key, PART_FIELDS);
+            if (f == 5) {
+                // json.RawMessage: any value, exact bytes (null becomes the four bytes "null").
+                p.data = r.readRawValue();
+                continue;
+            }
+            switch (f) {
+                case 0 -> p.kind = string(p.kind, "history[%m].parts[%p].kind");
+                case 1 -> p.text = string(p.text, "history[%m].parts[%p].text");
+                case 2 -> p.name = string(p.name, "history[%m].parts[%p].name");
+                case 3 -> p.callId = string(p.callId, "history[%m].parts[%p].call_id");
+                case 4 -> p.namespace = string(p.namespace, "history[%m].parts[%p].namespace");
+                default -> unknown("history[%m].parts[%p]");
+            }
+        }
+        return p;
+    }
+
+    private void plan(Raw.Plan p) {
+        if (!openObject("plan_identity")) {
+            return;
+        }
+        String key;
+        boolean first = true;
+        while ((key = r.nextMember(first)) != null) {
+            first = false;
+            switch (match(key, PLAN_FIELDS)) {
+                case 0 -> slice(p.compiledIdentities, () -> "",
+                        (cur, i) -> string(cur, "plan_identity.compiled_identities[%i]"),
+                        "plan_identity.compiled_identities");
+                case 1 -> p.snapshotCompatibilityIdentity = string(p.snapshotCompatibilityIdentity,
+                        "plan_identity.snapshot_compatibility_identity");
+                case 2 -> p.toolPlanId = string(p.toolPlanId, "plan_identity.tool_plan_id");
+                case 3 -> p.fingerprint = string(p.fingerprint, "plan_identity.fingerprint");
+                default -> unknown("plan_identity");
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package spice.authority.snapshot.payload;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The mutable decoding model: exactly what Go's {@code encoding/json} would hold after decoding a
+ * payload into the v1alpha2 structs, before any rule is checked. Zero values are {@code ""},
+ * {@code 0} and empty slices; {@code data == null} means absent.
+ */
+final class Raw {
+    private Raw() {}
+
+    /**
+     * A Go slice: {@code len} visible elements over a backing list that can hold more (stale)
+     * elements beyond {@code len}. Go's decoder reuses those when a later duplicate member decodes
+     * a longer array into the same slice; modelling it keeps merge semantics exact.
+     */
+    static final class Slice<T> {
+        final ArrayList<T> backing = new ArrayList<>();
+        int len;
+
+        List<T> view() {
+            return backing.subList(0, len);
+        }
+
+        int size() {
+            return len;
+        }
+
+        T get(int i) {
+            return backing.get(i);
+        }
+
+        /** Go sets a slice to nil on JSON null, and to a fresh empty slice on {@code []}. */
+        void resetToEmpty() {
+            backing.clear();
+            len = 0;
+        }
+    }
+
+    static final class Snapshot {
+        String version = "";
+        String runId = "";
+        final Definition definition = new Definition();
+        long completedTurns;
+        final Slice<Message> history = new Slice<>();
+        final Plan plan = new Plan();
+        final Slice<String> seenInteractionIds = new Slice<>();
+        long lastSequence;
+        String status = "";
+    }
+
+    static final class Definition {
+        String name = "";
+        String model = "";
+        long maxTurns;
+    }
+
+    static final class Message {
+        String id = "";
+        String role = "";
+        final Slice<Part> parts = new Slice<>();
+    }
+
+    static final class Part {
+        String kind = "";
+        String text = "";
+        String name = "";
+        String callId = "";
+        String namespace = "";
+        byte[] data; // null or empty: absent
+
+        boolean hasData() {
+            return data != null && data.length > 0;
+        }
+    }
+
+    static final class Plan {
+        final Slice<String> compiledIdentities = new Slice<>();
+        String snapshotCompatibilityIdentity = "";
+        String toolPlanId = "";
+        String fingerprint = "";
+    }
+}
