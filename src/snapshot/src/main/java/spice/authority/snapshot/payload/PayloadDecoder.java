@@ -1,6 +1,7 @@
 package spice.authority.snapshot.payload;
 
 import java.util.function.Supplier;
+import spice.authority.snapshot.json.GoFieldNames;
 import spice.authority.snapshot.json.GoJsonReader;
 
 /**
@@ -66,50 +67,8 @@ final class PayloadDecoder {
         r.skipValue();
     }
 
-    /**
-     * Go's field lookup: exact name first, then {@code bytes.EqualFold}-equivalent folding. All
-     * field names are lowercase ASCII with underscores, so only ASCII letters, U+017F (folds to
-     * S) and U+212A (folds to K) can match case-insensitively.
-     */
     static int match(String key, String[] fields) {
-        for (int i = 0; i < fields.length; i++) {
-            if (fields[i].equals(key)) {
-                return i;
-            }
-        }
-        for (int i = 0; i < fields.length; i++) {
-            if (foldEquals(key, fields[i])) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    private static boolean foldEquals(String key, String field) {
-        int k = 0;
-        int f = 0;
-        while (k < key.length() && f < field.length()) {
-            int c = key.codePointAt(k);
-            k += Character.charCount(c);
-            int folded;
-            if (c >= 'a' && c <= 'z') {
-                folded = c - 32;
-            } else if (c == 0x017F) {
-                folded = 'S';
-            } else if (c == 0x212A) {
-                folded = 'K';
-            } else {
-                folded = c;
-            }
-            int fc = field.charAt(f++);
-            if (fc >= 'a' && fc <= 'z') {
-                fc -= 32;
-            }
-            if (folded != fc) {
-                return false;
-            }
-        }
-        return k == key.length() && f == field.length();
+        return GoFieldNames.match(key, fields);
     }
 
     // ---- typed value decoders; each consumes exactly one value ------------------------------

@@ -1,0 +1,107 @@
+package spice.authority.snapshot.crypto;
+
+import java.util.Arrays;
+import spice.authority.snapshot.json.GoText;
+
+/**
+ * What a signer signs and a verifier checks (wire-format.md a.4 step 4): format, run ID, last
+ * sequence, lifecycle number and the payload SHA-256.
+ *
+ * <p><b>Guarantees.</b> Valid from birth per c.1: exact format, run ID a token(128), sequence in
+ * 1..2^64−2 (unsigned), lifecycle 1..4, digest of 32 bytes. Immutable (the digest is copied).
+ */
+public final class ClaimInput {
+    /** The only payload format. */
+    public static final String FORMAT = "spice.agent.snapshot/v1alpha2";
+
+    private final String runId;
+    private final long lastSequence;
+    private final int lifecycle;
+    private final byte[] sha256;
+
+    public ClaimInput(String format, String runId, long lastSequence, int lifecycle, byte[] sha256) {
+        if (!FORMAT.equals(format)) {
+            throw new IllegalArgumentException("format must be " + FORMAT);
+        }
+        if (runId == null || !GoText.isToken(runId, 128)) {
+            throw new IllegalArgumentException("run ID must be a token of at most 128 bytes");
+        }
+        if (lastSequence == 0 || lastSequence == -1L) {
+            throw new IllegalArgumentException("last sequence must be 1..2^64-2");
+        }
+        if (lifecycle < 1 || lifecycle > 4) {
+            throw new IllegalArgumentException("lifecycle must be 1..4");
+        }
+        if (sha256 == null || sha256.length != 32) {
+            throw new IllegalArgumentException("payload digest must be 32 bytes");
+        }
+        this.runId = runId;
+        this.lastSequence = lastSequence;
+        this.lifecycle = lifecycle;
+        this.sha256 = sha256.clone();
+    }
+
+    public String format() {
+        return FORMAT;
+    }
+
+    public String runId() {
+        return runId;
+    }
+
+    public long lastSequence() {
+        return lastSequence;
+    }
+
+    public int lifecycle() {
+        return lifecycle;
+    }
+
+    public byte[] sha256() {
+        return sha256.clone();
+    }
+
+    byte[] sha256Unsafe() {
+        return sha256;
+    }
+
+    /**
+     * The canonical MAC input of c.1 for a claim of {@code scopeId} at key {@code generation}:
+     * eight LP components, 205 + len(run ID) bytes.
+     */
+    public byte[] canonicalMacInput(byte[] scopeId, long generation) {
+        if (scopeId == null || scopeId.length != 32) {
+            throw new IllegalArgumentException("scope ID must be 32 bytes");
+        }
+        if (generation == 0) {
+            throw new IllegalArgumentException("generation must be at least 1");
+        }
+        return new LengthPrefixed(256 + runId.length() * 3)
+                .add(AuthorityKey.DOMAIN)
+                .add(scopeId)
+                .addU64(generation)
+                .add(FORMAT)
+                .add(runId)
+                .addU64(lastSequence)
+                .addU32(lifecycle)
+                .add(sha256)
+                .toByteArray();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ClaimInput c && runId.equals(c.runId) && lastSequence == c.lastSequence
+                && lifecycle == c.lifecycle && Arrays.equals(sha256, c.sha256);
+    }
+
+    @Override
+    public int hashCode() {
+        return runId.hashCode() * 31 + Arrays.hashCode(sha256);
+    }
+
+    @Override
+    public String toString() {
+        return "ClaimInput[run_id=" + runId + ", last_sequence=" + Long.toUnsignedString(lastSequence)
+                + ", lifecycle=" + lifecycle + ", sha256=" + GoText.hex(sha256) + "]";
+    }
+}

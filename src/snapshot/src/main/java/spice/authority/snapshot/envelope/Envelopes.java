@@ -1,0 +1,183 @@
+package spice.authority.snapshot.envelope;
+
+import java.security.MessageDigest;
+import java.util.concurrent.CancellationException;
+import spice.authority.snapshot.crypto.Claim;
+import spice.authority.snapshot.crypto.ClaimInput;
+import spice.authority.snapshot.crypto.HmacSha256;
+import spice.authority.snapshot.crypto.VerificationException;
+import spice.authority.snapshot.json.GoFieldNames;
+import spice.authority.snapshot.json.GoJsonReader;
+import spice.authority.snapshot.json.GoText;
+import spice.authority.snapshot.json.JsonSyntaxException;
+import spice.authority.snapshot.payload.LifecycleStatus;
+import spice.authority.snapshot.payload.PayloadRejectedException;
+import spice.authority.snapshot.payload.Snapshot;
+
+/**
+ * Envelope construction, structural validation and keyed verification.
+ *
+ * <p><b>Guarantees.</b> {@link #seal} cannot produce an unsigned envelope, and takes run ID, last
+ * sequence and lifecycle from the validated payload, so they cannot disagree. {@link #validate}
+ * applies wire-format.md a.3 in order and reports the first broken rule. {@link #validateStrict}
+ * additionally requires a valid canonical v1alpha2 payload that agrees with the envelope.
+ * Structure and the unkeyed digest never establish authority: only {@link #verify} with a keyed
+ * verifier does, and it fails with the one {@link VerificationException}.
+ */
+public final class Envelopes {
+    private static final String[] RUN_ID_FIELD = {"run_id"};
+
+    private Envelopes() {}
+
+    /** An envelope that passed a.3: its claim input and well-shaped claim. */
+    public record Validated(Envelope envelope, ClaimInput claimInput, Claim claim) {}
+
+    /** An envelope that passed a.3 and the stricter payload and agreement rules. */
+    public record Strict(Validated validated, Snapshot snapshot) {}
+
+    /**
+     * Builds and signs an envelope for a validated snapshot (a.4): digest, claim input from the
+     * snapshot's own fields, one signer call, claim shape check.
+     *
+     * @throws SigningException for any signer failure (opaque, no cause)
+     * @throws CancellationException when the signer reports cancellation
+     */
+    public static Envelope seal(Snapshot snapshot, Signer signer) throws SigningException {
+        if (signer == null) {
+            throw new SigningException();
+        }
+        byte[] payload = snapshot.canonicalBytes();
+        byte[] digest = HmacSha256.sha256(payload);
+        ClaimInput input = new ClaimInput(Snapshot.FORMAT, snapshot.runId(), snapshot.lastSequence(),
+                snapshot.status().lifecycleNumber(), digest);
+        Claim claim;
+        try {
+            claim = signer.sign(input);
+        } catch (CancellationException e) {
+            throw e;
+        } catch (Exception | Error e) {
+            if (e instanceof VirtualMachineError vme) {
+                throw vme;
+            }
+            throw new SigningException();
+        }
+        if (claim == null) {
+            throw new SigningException();
+        }
+        return Envelope.of(Snapshot.FORMAT, snapshot.runId(), snapshot.lastSequence(),
+                snapshot.status().lifecycleNumber(), payload, digest, claim);
+    }
+
+    /** Structural validation, wire-format.md a.3, in order. */
+    public static Validated validate(Envelope e) throws EnvelopeRejectedException {
+        if (!ClaimInput.FORMAT.equals(e.format())) {
+            throw new EnvelopeRejectedException(EnvelopeRule.E_FORMAT);
+        }
+        if (!GoText.isToken(e.runId(), 128)) {
+            throw new EnvelopeRejectedException(EnvelopeRule.E_RUNID);
+        }
+        if (e.lastSequence() == 0 || e.lastSequence() == -1L) {
+            throw new EnvelopeRejectedException(EnvelopeRule.E_SEQ);
+        }
+        if (LifecycleStatus.fromLifecycleNumber(e.lifecycleNumber()) == null) {
+            throw new EnvelopeRejectedException(EnvelopeRule.E_LIFECYCLE);
+        }
+        if (e.payloadLength() < 1 || e.payloadLength() > Snapshot.MAX_PAYLOAD_BYTES) {
+            throw new EnvelopeRejectedException(EnvelopeRule.E_PAYLOAD_SIZE);
+        }
+        byte[] payload = e.payload();
+        byte[] digest = HmacSha256.sha256(payload);
+        if (!MessageDigest.isEqual(digest, e.sha256())) {
+            throw new EnvelopeRejectedException(EnvelopeRule.E_DIGEST);
+        }
+        String payloadRunId = lenientRunId(payload);
+        if (!payloadRunId.equals(e.runId())) {
+            throw new EnvelopeRejectedException(EnvelopeRule.E_RUNID_MATCH);
+        }
+        Claim claim = e.claim().orElseThrow(() -> new EnvelopeRejectedException(EnvelopeRule.E_AUTH_SHAPE));
+        ClaimInput input = new ClaimInput(e.format(), e.runId(), e.lastSequence(), e.lifecycleNumber(), digest);
+        return new Validated(e, input, claim);
+    }
+
+    /** {@link #validate} plus: the payload is a valid canonical v1alpha2 snapshot that agrees. */
+    public static Strict validateStrict(Envelope e) throws EnvelopeRejectedException {
+        Validated v = validate(e);
+        Snapshot s;
+        try {
+            s = Snapshot.decode(e.payload());
+        } catch (PayloadRejectedException pe) {
+            throw new EnvelopeRejectedException(EnvelopeRule.E_PAYLOAD, pe.rule());
+        }
+        if (s.lastSequence() != e.lastSequence() || s.status().lifecycleNumber() != e.lifecycleNumber()
+                || !s.runId().equals(e.runId())) {
+            throw new EnvelopeRejectedException(EnvelopeRule.E_AGREEMENT);
+        }
+        return new Strict(v, s);
+    }
+
+    /**
+     * Keyed verification of a structurally valid envelope (c.3). Returns nothing on success.
+     *
+     * @throws VerificationException for every failure, including a verifier that throws
+     */
+    public static void verify(Validated v, Verifier verifier) throws VerificationException {
+        if (verifier == null || v == null) {
+            throw VerificationException.failed();
+        }
+        try {
+            verifier.verify(v.claimInput(), v.claim());
+        } catch (VerificationException | CancellationException ex) {
+            throw ex;
+        } catch (RuntimeException ex) {
+            throw VerificationException.failed();
+        }
+    }
+
+    /**
+     * E-PAYLOAD-JSON: the reference's lenient decode of {@code {"run_id": string}} (Go
+     * {@code json.Unmarshal}): one JSON value plus white space; unknown members ignored; names
+     * matched case-insensitively; the later duplicate wins; a top-level {@code null} gives "";
+     * a non-object top level or a non-string, non-null run_id is an error.
+     */
+    static String lenientRunId(byte[] payload) throws EnvelopeRejectedException {
+        try {
+            GoJsonReader r = new GoJsonReader(payload);
+            String runId = "";
+            boolean typeError = false;
+            int kind = r.peekKind();
+            if (kind == 'n') {
+                r.readNull();
+            } else if (kind == '{') {
+                r.beginObject();
+                String key;
+                boolean first = true;
+                while ((key = r.nextMember(first)) != null) {
+                    first = false;
+                    if (GoFieldNames.match(key, RUN_ID_FIELD) == 0) {
+                        int vk = r.peekKind();
+                        if (vk == '"') {
+                            runId = r.readString();
+                        } else if (vk == 'n') {
+                            r.readNull();
+                        } else {
+                            typeError = true;
+                            r.skipValue();
+                        }
+                    } else {
+                        r.skipValue();
+                    }
+                }
+            } else {
+                r.skipValue();
+                typeError = true;
+            }
+            r.skipWhitespace();
+            if (!r.atEnd() || typeError) {
+                throw new EnvelopeRejectedException(EnvelopeRule.E_PAYLOAD_JSON);
+            }
+            return runId;
+        } catch (JsonSyntaxException ex) {
+            throw new EnvelopeRejectedException(EnvelopeRule.E_PAYLOAD_JSON);
+        }
+    }
+}
