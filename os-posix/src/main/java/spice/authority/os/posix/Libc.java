@@ -1,0 +1,349 @@
+package spice.authority.os.posix;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The one door from os-posix to the C library. Nothing else in this module touches
+ * {@code java.lang.foreign}.
+ *
+ * <p>Each method is one C call, named verbatim, with its prototype as Javadoc. Every call
+ * captures its own {@code errno} through {@code Linker.Option.captureCallState("errno")} into
+ * a segment private to that call (never a shared static: the helper is multi-threaded), and
+ * a failure is thrown as a stackless {@link PosixException}. {@code EINTR} is retried here,
+ * except for {@code close}, where a retry could close a descriptor another thread has just
+ * been given. Strings are passed as NUL-terminated UTF-8; callers have rejected NUL bytes.
+ *
+ * <p>Class initialisation fails on a platform without a table in {@link PosixPlatform};
+ * callers check {@link PosixPlatform#current()} first.
+ */
+final class Libc {
+
+    static final PosixPlatform P = PosixPlatform.current()
+            .orElseThrow(() -> new IllegalStateException("os-posix has no table for this platform"));
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final SymbolLookup LIBC = LINKER.defaultLookup();
+    private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO =
+            CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+    private static final Linker.Option ERRNO_OPTION = Linker.Option.captureCallState("errno");
+    private static final ValueLayout MODE_T = P.sizeofModeT == 2 ? JAVA_SHORT : JAVA_INT;
+
+    private static final MethodHandle OPENAT = downcall("openat",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT),
+            Linker.Option.firstVariadicArg(3));
+    private static final MethodHandle FSTAT = downcall(P.fstatSymbol,
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+    private static final MethodHandle FSTATAT = downcall(P.fstatatSymbol,
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+    private static final MethodHandle MKDIRAT = modeAsInt(downcall("mkdirat",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, MODE_T)), 3);
+    private static final MethodHandle FCHMOD = modeAsInt(downcall("fchmod",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, MODE_T)), 2);
+    private static final MethodHandle RENAMEAT = downcall("renameat",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+    private static final MethodHandle UNLINKAT = downcall("unlinkat",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle FSYNC = downcall("fsync",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle FLOCK = downcall("flock",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle CLOSE = downcall("close",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle READ = downcall("read",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle WRITE = downcall("write",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle GETEUID = LINKER.downcallHandle(
+            LIBC.find("geteuid").orElseThrow(), FunctionDescriptor.of(JAVA_INT));
+
+    private Libc() {}
+
+    /**
+     * {@code int openat(int dirfd, const char *pathname, int flags, ... );} where the variadic
+     * argument is {@code mode_t mode} (promoted to {@code int}).
+     */
+    static int openat(int dirfd, String pathname, int flags, int mode) throws PosixException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            MemorySegment path = arena.allocateFrom(pathname);
+            while (true) {
+                int r = (int) OPENAT.invokeExact(cs, dirfd, path, flags, mode);
+                if (r >= 0) {
+                    return r;
+                }
+                retryOrThrow(cs, "openat");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /** {@code int fstat(int fd, struct stat *statbuf);} */
+    static FileStat fstat(int fd) throws PosixException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            MemorySegment buf = arena.allocate(P.statSize, 8);
+            while ((int) FSTAT.invokeExact(cs, fd, buf) != 0) {
+                retryOrThrow(cs, "fstat");
+            }
+            return decode(buf);
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /** {@code int fstatat(int dirfd, const char *pathname, struct stat *statbuf, int flags);} */
+    static FileStat fstatat(int dirfd, String pathname, int flags) throws PosixException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            MemorySegment path = arena.allocateFrom(pathname);
+            MemorySegment buf = arena.allocate(P.statSize, 8);
+            while ((int) FSTATAT.invokeExact(cs, dirfd, path, buf, flags) != 0) {
+                retryOrThrow(cs, "fstatat");
+            }
+            return decode(buf);
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /** {@code int mkdirat(int dirfd, const char *pathname, mode_t mode);} */
+    static void mkdirat(int dirfd, String pathname, int mode) throws PosixException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            MemorySegment path = arena.allocateFrom(pathname);
+            while ((int) MKDIRAT.invokeExact(cs, dirfd, path, mode) != 0) {
+                retryOrThrow(cs, "mkdirat");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /** {@code int fchmod(int fd, mode_t mode);} */
+    static void fchmod(int fd, int mode) throws PosixException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            while ((int) FCHMOD.invokeExact(cs, fd, mode) != 0) {
+                retryOrThrow(cs, "fchmod");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /** {@code int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);} */
+    static void renameat(int olddirfd, String oldpath, int newdirfd, String newpath) throws PosixException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            MemorySegment from = arena.allocateFrom(oldpath);
+            MemorySegment to = arena.allocateFrom(newpath);
+            while ((int) RENAMEAT.invokeExact(cs, olddirfd, from, newdirfd, to) != 0) {
+                retryOrThrow(cs, "renameat");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /** {@code int unlinkat(int dirfd, const char *pathname, int flags);} */
+    static void unlinkat(int dirfd, String pathname, int flags) throws PosixException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            MemorySegment path = arena.allocateFrom(pathname);
+            while ((int) UNLINKAT.invokeExact(cs, dirfd, path, flags) != 0) {
+                retryOrThrow(cs, "unlinkat");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /** {@code int fsync(int fd);} */
+    static void fsync(int fd) throws PosixException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            while ((int) FSYNC.invokeExact(cs, fd) != 0) {
+                retryOrThrow(cs, "fsync");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /** {@code int flock(int fd, int operation);} */
+    static void flock(int fd, int operation) throws PosixException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            while ((int) FLOCK.invokeExact(cs, fd, operation) != 0) {
+                retryOrThrow(cs, "flock");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /**
+     * {@code int close(int fd);}
+     *
+     * <p>Not retried on {@code EINTR}: Linux has released the descriptor by then, and a retry
+     * could close a descriptor another thread has just been given. {@code EINTR} is
+     * therefore reported as success.
+     */
+    static void close(int fd) throws PosixException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            if ((int) CLOSE.invokeExact(cs, fd) != 0) {
+                int errno = (int) ERRNO.get(cs, 0L);
+                if (errno != P.EINTR) {
+                    throw new PosixException(errno, "close");
+                }
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /** {@code ssize_t read(int fd, void *buf, size_t count);} Copies into {@code buf[off, off+len)}. */
+    static int read(int fd, byte[] buf, int off, int len) throws PosixException {
+        java.util.Objects.checkFromIndexSize(off, len, buf.length);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            MemorySegment native_ = arena.allocate(Math.max(len, 1));
+            while (true) {
+                long r = (long) READ.invokeExact(cs, fd, native_, (long) len);
+                if (r >= 0) {
+                    MemorySegment.copy(native_, ValueLayout.JAVA_BYTE, 0, buf, off, (int) r);
+                    return (int) r;
+                }
+                retryOrThrow(cs, "read");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /** {@code ssize_t write(int fd, const void *buf, size_t count);} Writes from {@code buf[off, off+len)}. */
+    static int write(int fd, byte[] buf, int off, int len) throws PosixException {
+        java.util.Objects.checkFromIndexSize(off, len, buf.length);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            MemorySegment native_ = arena.allocate(Math.max(len, 1));
+            MemorySegment.copy(buf, off, native_, ValueLayout.JAVA_BYTE, 0, len);
+            while (true) {
+                long r = (long) WRITE.invokeExact(cs, fd, native_, (long) len);
+                if (r >= 0) {
+                    return (int) r;
+                }
+                retryOrThrow(cs, "write");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /** {@code uid_t geteuid(void);} Always succeeds; the unsigned uid. */
+    static long geteuid() {
+        try {
+            return Integer.toUnsignedLong((int) GETEUID.invokeExact());
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    private static void retryOrThrow(MemorySegment cs, String call) throws PosixException {
+        int errno = (int) ERRNO.get(cs, 0L);
+        if (errno != P.EINTR) {
+            throw new PosixException(errno, call);
+        }
+    }
+
+    private static FileStat decode(MemorySegment buf) {
+        return new FileStat(
+                unsigned(buf, P.stDev), unsigned(buf, P.stIno), (int) unsigned(buf, P.stMode),
+                unsigned(buf, P.stNlink), unsigned(buf, P.stUid), unsigned(buf, P.stGid),
+                unsigned(buf, P.stSize));
+    }
+
+    private static long unsigned(MemorySegment buf, PosixPlatform.Field f) {
+        return switch (f.size()) {
+            case 2 -> Short.toUnsignedLong(buf.get(JAVA_SHORT, f.offset()));
+            case 4 -> Integer.toUnsignedLong(buf.get(JAVA_INT, f.offset()));
+            case 8 -> buf.get(JAVA_LONG, f.offset());
+            default -> throw new IllegalStateException("unsupported field size " + f.size());
+        };
+    }
+
+    private static MethodHandle downcall(String name, FunctionDescriptor fd, Linker.Option... extra) {
+        Linker.Option[] options = new Linker.Option[extra.length + 1];
+        options[0] = ERRNO_OPTION;
+        System.arraycopy(extra, 0, options, 1, extra.length);
+        MemorySegment symbol = LIBC.find(name)
+                .orElseThrow(() -> new IllegalStateException("C library symbol not found: " + name));
+        return LINKER.downcallHandle(symbol, fd, options);
+    }
+
+    /** Lets callers pass a Java {@code int} where the C {@code mode_t} is 16 bits (macOS). */
+    private static MethodHandle modeAsInt(MethodHandle h, int modeIndex) {
+        if (MODE_T == JAVA_INT) {
+            return h;
+        }
+        try {
+            MethodHandle narrow = MethodHandles.lookup().findStatic(Libc.class, "narrowMode",
+                    MethodType.methodType(short.class, int.class));
+            return MethodHandles.filterArguments(h, modeIndex, narrow);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @SuppressWarnings("unused") // used through a method handle
+    private static short narrowMode(int mode) {
+        return (short) mode;
+    }
+
+    private static AssertionError linkageBug(Throwable t) {
+        return new AssertionError("downcall failed unexpectedly", t);
+    }
+}

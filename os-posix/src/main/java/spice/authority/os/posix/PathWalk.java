@@ -1,0 +1,270 @@
+package spice.authority.os.posix;
+
+import static spice.authority.os.DirectoryRefusedException.Category.IO;
+import static spice.authority.os.DirectoryRefusedException.Category.MISSING;
+import static spice.authority.os.DirectoryRefusedException.Category.MODE;
+import static spice.authority.os.DirectoryRefusedException.Category.NAME;
+import static spice.authority.os.DirectoryRefusedException.Category.OWNER;
+import static spice.authority.os.DirectoryRefusedException.Category.PERMS;
+import static spice.authority.os.DirectoryRefusedException.Category.SYMLINK;
+import static spice.authority.os.DirectoryRefusedException.Category.TYPE;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import spice.authority.os.DirectoryRefusedException;
+import spice.authority.os.FileNames;
+
+/**
+ * The walk from {@code /} to the authority directory (wire-format d.6 and ARCHITECTURE.md
+ * "stricter" point 6), shared by binding and {@link PosixSecureDirectory#revalidate()}.
+ *
+ * <p>Each component is opened relative to its parent's descriptor with
+ * {@code O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC}, so no symbolic link is ever followed and
+ * no string path is resolved twice. The ancestry rule is checked on the way down, before a
+ * component is opened or created, so a refusal of an existing component creates nothing.
+ */
+final class PathWalk {
+
+    static final int LEAF_MODE = 0700;
+    private static final int MAX_PATH_BYTES = 1023;
+    private static final int MAX_NAME_BYTES = 255;
+
+    /** A bound directory: the open descriptor (owned by the caller), its stat and whether the leaf was created. */
+    record Bound(int fd, FileStat stat, boolean createdLeaf) {}
+
+    private final PosixPlatform p = Libc.P;
+    private final String path;
+    private final List<String> components;
+    private final long euid;
+
+    private PathWalk(String path, List<String> components, long euid) {
+        this.path = path;
+        this.components = components;
+        this.euid = euid;
+    }
+
+    /**
+     * Checks that {@code path} is absolute and clean and splits it.
+     *
+     * @throws DirectoryRefusedException {@code NAME} naming the offending component
+     */
+    static PathWalk of(String path, long euid) throws DirectoryRefusedException {
+        if (path == null || path.isEmpty()) {
+            throw new DirectoryRefusedException(NAME, "<empty>", "the path is empty");
+        }
+        String shown = FileNames.printable(path);
+        if (path.charAt(0) != '/') {
+            throw new DirectoryRefusedException(NAME, shown, "not an absolute path");
+        }
+        if (path.indexOf('\0') >= 0) {
+            throw new DirectoryRefusedException(NAME, shown, "contains a NUL character");
+        }
+        if (path.equals("/")) {
+            throw new DirectoryRefusedException(NAME, shown, "the root directory cannot be the authority directory");
+        }
+        if (path.endsWith("/")) {
+            throw new DirectoryRefusedException(NAME, shown, "trailing separator");
+        }
+        if (path.getBytes(StandardCharsets.UTF_8).length > MAX_PATH_BYTES) {
+            throw new DirectoryRefusedException(NAME, shown, "longer than " + MAX_PATH_BYTES + " bytes");
+        }
+        List<String> parts = new ArrayList<>();
+        StringBuilder prefix = new StringBuilder();
+        for (String c : path.substring(1).split("/", -1)) {
+            prefix.append('/').append(c);
+            if (c.isEmpty()) {
+                throw new DirectoryRefusedException(NAME, FileNames.printable(prefix.toString()),
+                        "empty component (repeated separator)");
+            }
+            if (c.equals(".") || c.equals("..")) {
+                throw new DirectoryRefusedException(NAME, FileNames.printable(prefix.toString()),
+                        "'" + c + "' components are not allowed");
+            }
+            if (c.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
+                throw new DirectoryRefusedException(NAME, FileNames.printable(prefix.toString()),
+                        "component longer than " + MAX_NAME_BYTES + " bytes");
+            }
+            parts.add(c);
+        }
+        return new PathWalk(path, List.copyOf(parts), euid);
+    }
+
+    String path() {
+        return path;
+    }
+
+    /** Root and the effective user are trusted owners; the user-namespace overflow uid never is. */
+    boolean trusted(long uid) {
+        return (uid == 0 || uid == euid) && uid != p.overflowUid;
+    }
+
+    /**
+     * Walks the path. With {@code create}, missing components are created (mode {@code 0700},
+     * then an explicit {@code fchmod(0700)} so that neither the umask nor a setgid parent
+     * matters); otherwise a missing component is {@code MISSING}.
+     *
+     * @return the bound leaf; the caller owns its descriptor
+     */
+    Bound walk(boolean create) throws DirectoryRefusedException {
+        int fd = -1;
+        boolean ok = false;
+        try {
+            String parentShown = "/";
+            try {
+                fd = Libc.openat(p.AT_FDCWD, "/", p.O_RDONLY | p.O_DIRECTORY | p.O_CLOEXEC, 0);
+            } catch (PosixException e) {
+                throw io("/", e);
+            }
+            FileStat st = stat(fd, "/");
+            boolean created = false;
+            StringBuilder prefix = new StringBuilder();
+            for (int i = 0; i < components.size(); i++) {
+                String name = components.get(i);
+                prefix.append('/').append(name);
+                String shown = FileNames.printable(prefix.toString());
+                boolean leaf = i == components.size() - 1;
+
+                // SECURITY: the parent must be trusted before anything below it is opened or created.
+                if (!trusted(st.uid())) {
+                    throw new DirectoryRefusedException(OWNER, parentShown,
+                            "owned by uid " + st.uid() + ", neither root nor the effective user " + euid);
+                }
+                boolean shared = (st.permissions() & 022) != 0;
+                if (shared && (st.permissions() & FileStat.S_ISVTX) == 0) {
+                    throw new DirectoryRefusedException(PERMS, parentShown,
+                            "mode " + octal(st.permissions()) + ": group- or world-writable without the sticky bit");
+                }
+
+                created = false;
+                int child;
+                try {
+                    child = Libc.openat(fd, name, dirFlags(), 0);
+                } catch (PosixException e) {
+                    if (e.errno() != p.ENOENT || !create) {
+                        throw classify(fd, name, shown, leaf, e);
+                    }
+                    try {
+                        Libc.mkdirat(fd, name, LEAF_MODE);
+                        created = true;
+                    } catch (PosixException m) {
+                        if (m.errno() != p.EEXIST) { // RACE: someone else created it: validate it like any existing one
+                            throw classify(fd, name, shown, leaf, m);
+                        }
+                    }
+                    try {
+                        child = Libc.openat(fd, name, dirFlags(), 0);
+                    } catch (PosixException e2) {
+                        throw classify(fd, name, shown, leaf, e2);
+                    }
+                }
+                int parent = fd;
+                fd = child;
+                closeQuietly(parent);
+
+                st = stat(fd, shown);
+                if (!st.isDirectory()) {
+                    throw new DirectoryRefusedException(TYPE, shown, "is " + st.typeName() + ", not a directory");
+                }
+                // SECURITY: in a shared (sticky) parent anyone may have planted this component.
+                if (shared && !trusted(st.uid())) {
+                    throw new DirectoryRefusedException(OWNER, shown, "owned by uid " + st.uid()
+                            + " inside a shared sticky directory; must be root or the effective user " + euid);
+                }
+                if (created && st.uid() == euid) {
+                    try {
+                        Libc.fchmod(fd, LEAF_MODE);
+                    } catch (PosixException e) {
+                        throw io(shown, e);
+                    }
+                    st = stat(fd, shown);
+                }
+                parentShown = shown;
+            }
+
+            String leafShown = FileNames.printable(path);
+            if (st.uid() != euid || !trusted(st.uid())) {
+                throw new DirectoryRefusedException(OWNER, leafShown,
+                        "owned by uid " + st.uid() + ", not the effective user " + euid);
+            }
+            if (st.permissions() != LEAF_MODE) {
+                throw new DirectoryRefusedException(MODE, leafShown,
+                        "mode " + octal(st.permissions()) + ", must be exactly 0700");
+            }
+            ok = true;
+            return new Bound(fd, st, created);
+        } finally {
+            if (!ok && fd >= 0) {
+                closeQuietly(fd);
+            }
+        }
+    }
+
+    private int dirFlags() {
+        return p.O_RDONLY | p.O_DIRECTORY | p.O_NOFOLLOW | p.O_CLOEXEC;
+    }
+
+    /** Turns a failed open or mkdir of a directory component into a refusal. */
+    private DirectoryRefusedException classify(int parentFd, String name, String shown, boolean leaf,
+                                              PosixException e) {
+        int errno = e.errno();
+        if (errno == p.ENOENT) {
+            return new DirectoryRefusedException(MISSING, shown, "does not exist");
+        }
+        if (errno == p.ENOTDIR || errno == p.ELOOP || errno == p.EEXIST) {
+            // O_NOFOLLOW|O_DIRECTORY on a symbolic link fails with ENOTDIR on Linux, not ELOOP:
+            // look at the component itself to name the right category.
+            // RACE: the component may change between the failed open and this fstatat; that only
+            // changes which refusal is reported, never whether one is.
+            try {
+                FileStat s = Libc.fstatat(parentFd, name, p.AT_SYMLINK_NOFOLLOW);
+                if (s.isSymlink()) {
+                    return new DirectoryRefusedException(SYMLINK, shown, "is a symbolic link");
+                }
+                if (!s.isDirectory()) {
+                    return new DirectoryRefusedException(TYPE, shown, "is " + s.typeName() + ", not a directory");
+                }
+            } catch (PosixException ignored) {
+                // fall through to the generic report of the original failure
+            }
+        }
+        if (errno == p.EACCES || errno == p.EPERM) {
+            // Not traversable by us: say whose it is when that alone breaks a rule.
+            try {
+                FileStat s = Libc.fstatat(parentFd, name, p.AT_SYMLINK_NOFOLLOW);
+                if (!trusted(s.uid()) || (leaf && s.uid() != euid)) {
+                    return new DirectoryRefusedException(OWNER, shown, "owned by uid " + s.uid() + ", "
+                            + (leaf ? "not the effective user " : "neither root nor the effective user ") + euid);
+                }
+            } catch (PosixException ignored) {
+                // report the access failure itself
+            }
+            return new DirectoryRefusedException(PERMS, shown, "access denied (" + e.getMessage() + ")");
+        }
+        return io(shown, e);
+    }
+
+    private static FileStat stat(int fd, String shown) throws DirectoryRefusedException {
+        try {
+            return Libc.fstat(fd);
+        } catch (PosixException e) {
+            throw io(shown, e);
+        }
+    }
+
+    static DirectoryRefusedException io(String shown, PosixException e) {
+        return new DirectoryRefusedException(IO, shown, e.getMessage());
+    }
+
+    static String octal(int mode) {
+        return String.format("%04o", mode);
+    }
+
+    static void closeQuietly(int fd) {
+        try {
+            Libc.close(fd);
+        } catch (PosixException ignored) {
+            // SECURITY: the descriptor is released by the kernel even when close reports an error.
+        }
+    }
+}

@@ -1,0 +1,416 @@
+package spice.authority.os.posix;
+
+import static spice.authority.os.DirectoryRefusedException.Category.BUSY;
+import static spice.authority.os.DirectoryRefusedException.Category.IDENTITY;
+import static spice.authority.os.DirectoryRefusedException.Category.IO;
+import static spice.authority.os.DirectoryRefusedException.Category.LINKS;
+import static spice.authority.os.DirectoryRefusedException.Category.MISSING;
+import static spice.authority.os.DirectoryRefusedException.Category.MODE;
+import static spice.authority.os.DirectoryRefusedException.Category.NAME;
+import static spice.authority.os.DirectoryRefusedException.Category.OWNER;
+import static spice.authority.os.DirectoryRefusedException.Category.PERMS;
+import static spice.authority.os.DirectoryRefusedException.Category.SYMLINK;
+import static spice.authority.os.DirectoryRefusedException.Category.TYPE;
+import static spice.authority.os.posix.PathWalk.closeQuietly;
+import static spice.authority.os.posix.PathWalk.io;
+import static spice.authority.os.posix.PathWalk.octal;
+
+import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import spice.authority.os.DirectoryRefusedException;
+import spice.authority.os.FileIdentity;
+import spice.authority.os.FileNames;
+import spice.authority.os.LockMode;
+import spice.authority.os.OpenMode;
+import spice.authority.os.SecureDirectory;
+import spice.authority.os.StableLock;
+
+/**
+ * The POSIX {@link SecureDirectory}: a retained directory descriptor and {@code *at()} calls
+ * relative to it (wire-format d.4, d.5 and d.7).
+ */
+final class PosixSecureDirectory implements SecureDirectory {
+
+    static final int FILE_MODE = 0600;
+    private static final int READ_CHUNK = 64 * 1024;
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** The steps of {@link #writeAtomically}, for fault injection in tests. */
+    enum WriteStep { OPEN_TEMP, FCHMOD, WRITE, FSYNC_FILE, CLOSE, RENAME, FSYNC_DIR }
+
+    /** Test hook: may throw before a step of {@link #writeAtomically} to simulate a failing call. */
+    @FunctionalInterface
+    interface WriteFault {
+        void before(WriteStep step) throws PosixException;
+    }
+
+    private static final WriteFault NO_FAULT = step -> {};
+
+    private final PosixPlatform p = Libc.P;
+    private final PathWalk walk;
+    private final long euid;
+    private final int dirfd;
+    private final FileIdentity identity;
+    private final boolean createdLeaf;
+    private final OpenMode openMode;
+    private final ReentrantReadWriteLock closeLock = new ReentrantReadWriteLock();
+    private boolean closed; // guarded by closeLock
+    private volatile WriteFault fault = NO_FAULT;
+
+    private PosixSecureDirectory(PathWalk walk, long euid, PathWalk.Bound bound, OpenMode openMode) {
+        this.walk = walk;
+        this.euid = euid;
+        this.dirfd = bound.fd();
+        this.identity = bound.stat().identity();
+        this.createdLeaf = bound.createdLeaf();
+        this.openMode = openMode;
+    }
+
+    static PosixSecureDirectory open(String path, OpenMode mode) throws DirectoryRefusedException {
+        long euid = Libc.geteuid();
+        PathWalk walk = PathWalk.of(path, euid);
+        PathWalk.Bound bound = walk.walk(mode == OpenMode.CREATE_OR_VALIDATE);
+        return new PosixSecureDirectory(walk, euid, bound, mode);
+    }
+
+    void setFaultForTest(WriteFault fault) {
+        this.fault = fault == null ? NO_FAULT : fault;
+    }
+
+    @Override
+    public String path() {
+        return walk.path();
+    }
+
+    @Override
+    public FileIdentity identity() {
+        return identity;
+    }
+
+    @Override
+    public boolean createdLeaf() {
+        return createdLeaf;
+    }
+
+    @Override
+    public OpenMode openMode() {
+        return openMode;
+    }
+
+    @Override
+    public void revalidate() throws DirectoryRefusedException {
+        enter();
+        try {
+            PathWalk.Bound now = walk.walk(false);
+            closeQuietly(now.fd());
+            FileIdentity walked = now.stat().identity();
+            // SECURITY: the path must still lead to the descriptor every operation uses.
+            if (!walked.equals(identity)) {
+                throw new DirectoryRefusedException(IDENTITY, shownPath(),
+                        "now leads to " + walked + ", not the bound directory " + identity);
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    @Override
+    public byte[] read(String name, int maxBytes) throws DirectoryRefusedException {
+        FileNames.requireValid(shownPath(), name);
+        if (maxBytes < 0 || maxBytes == Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("maxBytes out of range: " + maxBytes);
+        }
+        String shown = shown(name);
+        enter();
+        try {
+            int fd = openFile(name, p.O_RDONLY, 0, shown);
+            try {
+                FileStat st = fstat(fd, shown);
+                requireSafeFile(st, shown);
+                if (st.size() > maxBytes) {
+                    throw tooLarge(shown, maxBytes);
+                }
+                return readBounded(fd, (int) st.size(), maxBytes, shown);
+            } finally {
+                closeQuietly(fd);
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    private byte[] readBounded(int fd, int expected, int maxBytes, String shown) throws DirectoryRefusedException {
+        byte[] buf = new byte[Math.min(maxBytes, expected) + 1];
+        int total = 0;
+        try {
+            while (true) {
+                if (total == buf.length) {
+                    if (total > maxBytes) {
+                        throw tooLarge(shown, maxBytes);
+                    }
+                    buf = Arrays.copyOf(buf, (int) Math.min((long) maxBytes + 1, 2L * buf.length));
+                }
+                int n = Libc.read(fd, buf, total, Math.min(READ_CHUNK, buf.length - total));
+                if (n == 0) {
+                    break;
+                }
+                total += n;
+            }
+        } catch (PosixException e) {
+            throw io(shown, e);
+        }
+        if (total > maxBytes) {
+            throw tooLarge(shown, maxBytes);
+        }
+        return Arrays.copyOf(buf, total);
+    }
+
+    @Override
+    public void writeAtomically(String name, byte[] data) throws DirectoryRefusedException {
+        FileNames.requireValid(shownPath(), name);
+        String shown = shown(name);
+        if (FileNames.isLockName(name)) {
+            throw new DirectoryRefusedException(NAME, shown, "lock files are never written or replaced");
+        }
+        if (openMode == OpenMode.VALIDATE_ONLY) {
+            throw new IllegalStateException("directory opened for validation only: " + shownPath());
+        }
+        byte[] content = data.clone();
+        enter();
+        try {
+            // d.4 step 1: the destination, if present, must itself pass the file rules.
+            try {
+                requireSafeFile(Libc.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW), shown);
+            } catch (PosixException e) {
+                if (e.errno() != p.ENOENT) {
+                    throw io(shown, e);
+                }
+            }
+            byte[] random = new byte[12];
+            RANDOM.nextBytes(random);
+            String temp = "." + name + "." + HexFormat.of().formatHex(random) + ".tmp";
+            WriteFault f = fault;
+            int fd = -1;
+            boolean created = false;
+            boolean renamed = false;
+            try {
+                f.before(WriteStep.OPEN_TEMP);
+                fd = Libc.openat(dirfd, temp,
+                        p.O_WRONLY | p.O_CREAT | p.O_EXCL | p.O_NOFOLLOW | p.O_CLOEXEC, FILE_MODE);
+                created = true;
+                // SECURITY: the file is ours (O_EXCL); fix its mode so the umask cannot matter.
+                f.before(WriteStep.FCHMOD);
+                Libc.fchmod(fd, FILE_MODE);
+                f.before(WriteStep.WRITE);
+                for (int off = 0; off < content.length; ) {
+                    off += Libc.write(fd, content, off, content.length - off);
+                }
+                f.before(WriteStep.FSYNC_FILE);
+                Libc.fsync(fd);
+                f.before(WriteStep.CLOSE);
+                int toClose = fd;
+                fd = -1;
+                Libc.close(toClose);
+                f.before(WriteStep.RENAME);
+                Libc.renameat(dirfd, temp, dirfd, name);
+                renamed = true;
+                f.before(WriteStep.FSYNC_DIR);
+                Libc.fsync(dirfd);
+            } catch (PosixException e) {
+                throw new DirectoryRefusedException(IO, shown, e.getMessage() + (renamed
+                        ? "; the new content is in place but may not be durable"
+                        : "; the old content is unchanged"));
+            } finally {
+                if (fd >= 0) {
+                    closeQuietly(fd);
+                }
+                if (created && !renamed) {
+                    try {
+                        Libc.unlinkat(dirfd, temp, 0);
+                    } catch (PosixException ignored) {
+                        // best effort; the name is random and reserved (leading '.')
+                    }
+                }
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    @Override
+    public StableLock lock(String name, LockMode mode) throws DirectoryRefusedException {
+        FileNames.requireValid(shownPath(), name);
+        String shown = shown(name);
+        if (!FileNames.isLockName(name)) {
+            throw new DirectoryRefusedException(NAME, shown, "lock file names end in " + FileNames.LOCK_SUFFIX);
+        }
+        int fd = -1;
+        boolean created = false;
+        boolean ok = false;
+        try {
+            enter();
+            try {
+                if (openMode == OpenMode.VALIDATE_ONLY) {
+                    try {
+                        fd = openFile(name, p.O_RDWR, 0, shown);
+                    } catch (DirectoryRefusedException e) {
+                        if (e.category() == MISSING) {
+                            throw new IllegalStateException("directory opened for validation only; lock file "
+                                    + shown + " does not exist");
+                        }
+                        throw e;
+                    }
+                } else {
+                    try {
+                        fd = Libc.openat(dirfd, name,
+                                p.O_RDWR | p.O_CREAT | p.O_EXCL | p.O_NOFOLLOW | p.O_NONBLOCK | p.O_CLOEXEC, FILE_MODE);
+                        created = true;
+                    } catch (PosixException e) {
+                        if (e.errno() != p.EEXIST) {
+                            throw classifyFileError(name, shown, e);
+                        }
+                        fd = openFile(name, p.O_RDWR, 0, shown);
+                    }
+                }
+            } finally {
+                exit();
+            }
+            if (created) {
+                try {
+                    // SECURITY: the file is ours (O_EXCL); fix its mode so the umask cannot matter.
+                    Libc.fchmod(fd, FILE_MODE);
+                } catch (PosixException e) {
+                    throw io(shown, e);
+                }
+            }
+            FileStat st = fstat(fd, shown);
+            requireSafeFile(st, shown);
+            try {
+                // The directory lock is not held here: a blocking wait must not delay close().
+                Libc.flock(fd, p.LOCK_EX | (mode == LockMode.NON_BLOCKING ? p.LOCK_NB : 0));
+            } catch (PosixException e) {
+                if (e.errno() == p.EWOULDBLOCK || e.errno() == p.EAGAIN) {
+                    throw new DirectoryRefusedException(BUSY, shown, "locked by another holder");
+                }
+                throw io(shown, e);
+            }
+            ok = true;
+            return new PosixStableLock(name, fd, st.identity());
+        } finally {
+            if (!ok && fd >= 0) {
+                closeQuietly(fd);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closeLock.writeLock().lock();
+        try {
+            if (!closed) {
+                closed = true;
+                closeQuietly(dirfd);
+            }
+        } finally {
+            closeLock.writeLock().unlock();
+        }
+    }
+
+    /** The retained descriptor, for {@link PosixBenchmarkSupport} only. Caller must hold {@link #enter()}. */
+    int descriptor() {
+        return dirfd;
+    }
+
+    void enter() {
+        closeLock.readLock().lock();
+        if (closed) {
+            closeLock.readLock().unlock();
+            throw new IllegalStateException("secure directory is closed: " + shownPath());
+        }
+    }
+
+    void exit() {
+        closeLock.readLock().unlock();
+    }
+
+    /**
+     * Opens a file relative to the directory with {@code O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC}
+     * (a FIFO must not block the helper) and maps a failure to a refusal.
+     */
+    private int openFile(String name, int accessFlags, int mode, String shown) throws DirectoryRefusedException {
+        try {
+            return Libc.openat(dirfd, name, accessFlags | p.O_NOFOLLOW | p.O_NONBLOCK | p.O_CLOEXEC, mode);
+        } catch (PosixException e) {
+            throw classifyFileError(name, shown, e);
+        }
+    }
+
+    private DirectoryRefusedException classifyFileError(String name, String shown, PosixException e) {
+        if (e.errno() == p.ENOENT) {
+            return new DirectoryRefusedException(MISSING, shown, "does not exist");
+        }
+        // ELOOP (symbolic link), EISDIR (directory), ENXIO or EOPNOTSUPP (socket), EACCES (mode):
+        // name the rule the object breaks.
+        // RACE: the name may change between the failed open and this fstatat; that only changes
+        // which refusal is reported, never whether one is.
+        try {
+            requireSafeFile(Libc.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW), shown);
+        } catch (DirectoryRefusedException specific) {
+            return specific;
+        } catch (PosixException ignored) {
+            // report the original failure
+        }
+        if (e.errno() == p.EACCES || e.errno() == p.EPERM) {
+            return new DirectoryRefusedException(PERMS, shown, "access denied (" + e.getMessage() + ")");
+        }
+        return io(shown, e);
+    }
+
+    /** wire-format d.5: a regular file owned by the effective user, one link, mode exactly 0600. */
+    private void requireSafeFile(FileStat st, String shown) throws DirectoryRefusedException {
+        if (st.isSymlink()) {
+            throw new DirectoryRefusedException(SYMLINK, shown, "is a symbolic link");
+        }
+        if (!st.isRegular()) {
+            throw new DirectoryRefusedException(TYPE, shown, "is " + st.typeName() + ", not a regular file");
+        }
+        if (st.uid() != euid) {
+            throw new DirectoryRefusedException(OWNER, shown,
+                    "owned by uid " + st.uid() + ", not the effective user " + euid);
+        }
+        if (st.nlink() != 1) {
+            throw new DirectoryRefusedException(LINKS, shown, "has " + st.nlink() + " hard links, not 1");
+        }
+        if (st.permissions() != FILE_MODE) {
+            throw new DirectoryRefusedException(MODE, shown,
+                    "mode " + octal(st.permissions()) + ", must be exactly 0600");
+        }
+    }
+
+    private static FileStat fstat(int fd, String shown) throws DirectoryRefusedException {
+        try {
+            return Libc.fstat(fd);
+        } catch (PosixException e) {
+            throw io(shown, e);
+        }
+    }
+
+    private static DirectoryRefusedException tooLarge(String shown, int maxBytes) {
+        return new DirectoryRefusedException(IO, shown, "larger than the limit of " + maxBytes + " bytes");
+    }
+
+    private String shownPath() {
+        return FileNames.printable(walk.path());
+    }
+
+    private String shown(String name) {
+        return shownPath() + "/" + name;
+    }
+
+    @Override
+    public String toString() {
+        return "PosixSecureDirectory[" + shownPath() + ", " + identity + (closed ? ", closed" : "") + "]";
+    }
+}

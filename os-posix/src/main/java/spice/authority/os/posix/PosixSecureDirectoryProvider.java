@@ -1,0 +1,75 @@
+package spice.authority.os.posix;
+
+import spice.authority.os.DirectoryRefusedException;
+import spice.authority.os.OpenMode;
+import spice.authority.os.SecureDirectory;
+import spice.authority.os.SecureDirectoryProvider;
+import spice.authority.os.UnsupportedPlatformException;
+
+/**
+ * The {@link SecureDirectoryProvider} for Linux and macOS on x86_64 and aarch64, registered
+ * with {@link java.util.ServiceLoader}.
+ *
+ * <p><b>Guarantees.</b> {@link #isSupported()} consults only the platform table and loads no
+ * native code. {@link #open} refuses to run on a platform without a table. The directory it
+ * returns follows wire-format d.4-d.7 with the stricter rules of ARCHITECTURE.md.
+ */
+public final class PosixSecureDirectoryProvider implements SecureDirectoryProvider {
+
+    /** For {@link java.util.ServiceLoader}. */
+    public PosixSecureDirectoryProvider() {}
+
+    @Override
+    public String platform() {
+        return PosixPlatform.current().map(p -> p.name)
+                .orElseGet(() -> "unsupported " + PosixPlatform.key(System.getProperty("os.name"),
+                        System.getProperty("os.arch")) + " (os-posix)");
+    }
+
+    @Override
+    public boolean isSupported() {
+        return PosixPlatform.current().isPresent();
+    }
+
+    @Override
+    public SecureDirectory open(String path, OpenMode mode) throws DirectoryRefusedException {
+        if (!isSupported()) {
+            throw new UnsupportedPlatformException("os-posix does not support " + platform());
+        }
+        return PosixSecureDirectory.open(path, java.util.Objects.requireNonNull(mode, "mode"));
+    }
+
+    /**
+     * Linux: {@code $XDG_STATE_HOME} (when absolute) or {@code $HOME/.local/state}; macOS:
+     * {@code $HOME/Library/Application Support}; then {@code spice-agent/authority}.
+     */
+    @Override
+    public String defaultDirectory() {
+        String os = PosixPlatform.current().map(p -> p.name).orElse("");
+        return defaultDirectory(os, System.getenv("XDG_STATE_HOME"), System.getenv("HOME"));
+    }
+
+    static String defaultDirectory(String platform, String xdgStateHome, String home) {
+        String base;
+        if (platform.startsWith("linux-") && xdgStateHome != null && xdgStateHome.startsWith("/")) {
+            base = stripTrailingSlashes(xdgStateHome);
+        } else if (home == null || !home.startsWith("/")) {
+            return null;
+        } else if (platform.startsWith("macos-")) {
+            base = stripTrailingSlashes(home) + "/Library/Application Support";
+        } else if (platform.startsWith("linux-")) {
+            base = stripTrailingSlashes(home) + "/.local/state";
+        } else {
+            return null;
+        }
+        return base + "/spice-agent/authority";
+    }
+
+    private static String stripTrailingSlashes(String s) {
+        int end = s.length();
+        while (end > 1 && s.charAt(end - 1) == '/') {
+            end--;
+        }
+        return end == 1 ? "" : s.substring(0, end);
+    }
+}
