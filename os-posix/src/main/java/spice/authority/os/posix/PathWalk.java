@@ -224,6 +224,10 @@ final class PathWalk {
                 if (!s.isDirectory()) {
                     return new DirectoryRefusedException(TYPE, shown, "is " + s.typeName() + ", not a directory");
                 }
+                if (errno != p.EEXIST) {
+                    return new DirectoryRefusedException(TYPE, shown,
+                            "was not a directory when opened (" + e.getMessage() + "); it is changing concurrently");
+                }
             } catch (PosixException ignored) {
                 // fall through to the generic report of the original failure
             }
