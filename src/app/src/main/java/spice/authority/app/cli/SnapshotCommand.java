@@ -1,0 +1,25 @@
+package spice.authority.app.cli;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+@Command(name = "snapshot",
+        mixinStandardHelpOptions = true,
+        description = "Validate v1alpha2 payloads and inspect signed envelopes (offline; no key needed).",
+        commandListHeading = "%nCommands:%n",
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  spice-authority snapshot validate payload.json other.json",
+            "  spice-authority snapshot inspect envelope.pb"
+        },
+        subcommands = {SnapshotValidateCommand.class, SnapshotInspectCommand.class})
+public final class SnapshotCommand implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+}

@@ -1,0 +1,18 @@
+package spice.authority.app.cli;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import picocli.CommandLine;
+
+/** Runs the CLI in-process and captures its output and exit code. */
+record CliRun(int exitCode, String out, String err) {
+    static CliRun of(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cl = Cli.commandLine();
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        int code = cl.execute(args);
+        return new CliRun(code, out.toString(), err.toString());
+    }
+}
