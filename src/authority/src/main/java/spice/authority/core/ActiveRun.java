@@ -1,0 +1,203 @@
+package spice.authority.core;
+
+import java.util.concurrent.CancellationException;
+import spice.authority.os.StableLock;
+import spice.authority.snapshot.crypto.Claim;
+import spice.authority.snapshot.crypto.ClaimInput;
+import spice.authority.snapshot.envelope.Envelope;
+import spice.authority.snapshot.envelope.Envelopes;
+import spice.authority.snapshot.envelope.SigningException;
+import spice.authority.snapshot.payload.Snapshot;
+
+/**
+ * Exclusive ownership of one run (wire-format.md e.1 "Active"): holds the run lock and one lease,
+ * the run generation, and the remembered SUSPENDED binding.
+ *
+ * <p><b>Guarantees.</b> Signing SUSPENDED keeps the lock and is idempotent for the identical
+ * snapshot ({@code state_conflict} for a different one); signing a terminal snapshot or
+ * {@link #terminal} writes the tombstone and releases the lock; {@link #resume} durably writes
+ * ACTIVE at the next generation before the host may resume, so the earlier claim never verifies
+ * again. After a write whose outcome is unknown the object is terminally {@code uncertain}: only
+ * {@link #close()} releases it, and its first call reports {@code uncertain}. Thread-safe.
+ */
+public final class ActiveRun implements AutoCloseable {
+    private final RunAuthority store;
+    private final String runId;
+    private StableLock lock;
+    private long generation;
+    private RunRecord.SnapshotBinding remembered;
+    private Claim rememberedClaim;
+    private boolean uncertain;
+    private boolean uncertainReported;
+    private boolean closed;
+
+    ActiveRun(RunAuthority store, String runId, String stem, StableLock lock, long generation) {
+        this.store = store;
+        this.runId = runId;
+        this.lock = lock;
+        this.generation = generation;
+    }
+
+    public String runId() {
+        return runId;
+    }
+
+    /** The current run (transition) generation. */
+    public synchronized long runGeneration() {
+        return generation;
+    }
+
+    public synchronized boolean isSuspended() {
+        return remembered != null;
+    }
+
+    public synchronized boolean isClosed() {
+        return closed;
+    }
+
+    public synchronized boolean isUncertain() {
+        return uncertain;
+    }
+
+    /**
+     * Signs a snapshot and persists the transition: SUSPENDED at this generation with the claim
+     * bound (lock kept), or the terminal tombstone (lock released).
+     */
+    public synchronized Claim signSnapshot(ClaimInput input, Cancellation c) throws AuthorityException {
+        if (uncertain) {
+            throw new AuthorityException.Uncertain("run " + runId + " is uncertain; only close releases it");
+        }
+        if (closed || lock == null) {
+            throw new AuthorityException.Closed("run " + runId + ": this lease is finished");
+        }
+        if (!runId.equals(input.runId())) {
+            throw new AuthorityException.State("snapshot run ID differs from the owned run " + runId);
+        }
+        c.check("sign " + runId);
+        Phase phase = Phase.ofLifecycle(input.lifecycle());
+        if (phase == Phase.SUSPENDED && RunAuthority.generationExhausted(generation)) {
+            throw new AuthorityException.State("run " + runId + ": run generation exhausted");
+        }
+        Claim claim = store.signWithSubkey(runId, generation, input);
+        if (phase == Phase.SUSPENDED) {
+            RunRecord.SnapshotBinding binding = new RunRecord.SnapshotBinding(input.lastSequence(), input.lifecycle(),
+                    input.sha256(), claim.hmac());
+            if (remembered != null) {
+                if (remembered.equals(binding)) {
+                    return rememberedClaim; // identical repeat: idempotent, nothing written
+                }
+                throw new AuthorityException.State("run " + runId + " is already suspended with a different snapshot");
+            }
+            write(store.newRecord(runId, generation, Phase.SUSPENDED, binding), c, "suspend");
+            remembered = binding;
+            rememberedClaim = claim;
+            return claim;
+        }
+        write(store.newRecord(runId, generation, phase, null), c, "sign terminal");
+        finish();
+        return claim;
+    }
+
+    /**
+     * Validates nothing more and seals {@code snapshot} into an envelope signed through
+     * {@link #signSnapshot}; the envelope's fields come from the snapshot itself.
+     */
+    public Envelope seal(Snapshot snapshot, Cancellation c) throws AuthorityException {
+        AuthorityException[] failure = new AuthorityException[1];
+        try {
+            return Envelopes.seal(snapshot, input -> {
+                try {
+                    return signSnapshot(input, c);
+                } catch (AuthorityException e) {
+                    failure[0] = e;
+                    throw e;
+                }
+            });
+        } catch (SigningException | CancellationException e) {
+            if (failure[0] != null) {
+                throw failure[0];
+            }
+            throw new AuthorityException.Unavailable("signing failed for run " + runId);
+        }
+    }
+
+    /** Local resume: ACTIVE at the next generation; the earlier claim never verifies again. */
+    public synchronized void resume(Cancellation c) throws AuthorityException {
+        if (uncertain) {
+            throw new AuthorityException.Uncertain("run " + runId + " is uncertain; only close releases it");
+        }
+        if (closed || lock == null) {
+            throw new AuthorityException.Closed("run " + runId + ": this lease is finished");
+        }
+        if (remembered == null) {
+            throw new AuthorityException.State("run " + runId + " is not suspended; only a suspended run can resume");
+        }
+        c.check("resume " + runId);
+        if (RunAuthority.generationExhausted(generation)) {
+            throw new AuthorityException.State("run " + runId + ": run generation exhausted");
+        }
+        long next = generation + 1;
+        write(store.newRecord(runId, next, Phase.ACTIVE, null), c, "resume");
+        generation = next;
+        remembered = null;
+        rememberedClaim = null;
+    }
+
+    /** Writes a terminal tombstone without a snapshot, then releases the lock. */
+    public synchronized void terminal(Phase phase, Cancellation c) throws AuthorityException {
+        if (uncertain) {
+            throw new AuthorityException.Uncertain("run " + runId + " is uncertain; only close releases it");
+        }
+        if (closed) {
+            throw new AuthorityException.Closed("run " + runId + ": this lease is finished");
+        }
+        if (!phase.isTerminal()) {
+            throw new AuthorityException.State("terminal phase must be COMPLETED, FAILED or CANCELLED");
+        }
+        c.check("terminal " + runId);
+        write(store.newRecord(runId, generation, phase, null), c, "terminal");
+        finish();
+    }
+
+    private void write(RunRecord next, Cancellation c, String what) throws AuthorityException {
+        try {
+            store.writeTransition(runId, next, c, what);
+        } catch (AuthorityException.Uncertain e) {
+            uncertain = true;
+            throw e;
+        }
+    }
+
+    /** Hands the lock and lease to nobody: used by import activation only. */
+    private void finish() {
+        closed = true;
+        StableLock l = lock;
+        lock = null;
+        if (l != null) {
+            l.close();
+            store.releaseLease();
+        }
+    }
+
+    /**
+     * Releases the lock and lease without writing (the equivalent of the owner's crash): ACTIVE
+     * stays non-importable; SUSPENDED becomes importable by another owner.
+     *
+     * @throws AuthorityException.Uncertain on the first close of an uncertain run
+     */
+    @Override
+    public synchronized void close() throws AuthorityException.Uncertain {
+        boolean wasLive = !closed;
+        finish();
+        if (wasLive && uncertain && !uncertainReported) {
+            uncertainReported = true;
+            throw new AuthorityException.Uncertain("run " + runId + " was closed after a write with an unknown outcome");
+        }
+    }
+
+    @Override
+    public synchronized String toString() {
+        return "ActiveRun[run_id=" + runId + ", run_generation=" + Long.toUnsignedString(generation)
+                + ", suspended=" + (remembered != null) + ", uncertain=" + uncertain + ", closed=" + closed + "]";
+    }
+}

@@ -1,0 +1,540 @@
+package spice.authority.core;
+
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import spice.authority.os.DirectoryRefusedException;
+import spice.authority.os.LockMode;
+import spice.authority.os.SecureDirectory;
+import spice.authority.os.StableLock;
+import spice.authority.snapshot.crypto.AuthorityKey;
+import spice.authority.snapshot.crypto.Claim;
+import spice.authority.snapshot.crypto.ClaimInput;
+import spice.authority.snapshot.crypto.HmacSha256;
+import spice.authority.snapshot.crypto.RunSubkey;
+import spice.authority.snapshot.crypto.VerificationException;
+import spice.authority.snapshot.envelope.Envelope;
+import spice.authority.snapshot.envelope.EnvelopeRejectedException;
+import spice.authority.snapshot.envelope.Envelopes;
+import spice.authority.snapshot.payload.LifecycleStatus;
+
+/**
+ * The OS-backed run authority (RFC 0007; wire-format.md c.2, d, e) over one bound
+ * {@link SecureDirectory}.
+ *
+ * <p><b>Guarantees.</b>
+ * <ul>
+ *   <li>Exclusive ownership: a run is owned through its stable {@code flock} lock, held by an
+ *       {@link ActiveRun} or a {@link RunImport}; a second owner in any process is {@code busy}.
+ *   <li>Every durable transition is one atomic record write, preceded by a re-validation of the
+ *       directory path (ARCHITECTURE.md "stricter" point 6): a moved, replaced or newly untrusted
+ *       directory refuses the transition ({@code unavailable}) and nothing is written.
+ *   <li>Cancellation is checked on entry and right before the writer runs; once the writer was
+ *       invoked any failure is {@code uncertain} and fences the run in this process (e.6).
+ *   <li>Import verifies the keyed claim against the signed record before it creates or locks
+ *       anything, then locks and re-reads to prove the record unchanged (stricter point 4). Every
+ *       authenticity failure is the one {@link AuthorityException.Verification}.
+ *   <li>{@link #close(Duration)} rejects new work, waits for outstanding leases, then closes the
+ *       directory and zeroes the master key.
+ * </ul>
+ */
+public final class RunAuthority implements AutoCloseable {
+    static final String IDENTITY_KEY = "identity.key";
+    static final String IDENTITY_LOCK = "identity.lock";
+    private static final long MAX_GENERATION = -1L; // 2^64-1, unsigned
+
+    private final SecureDirectory dir;
+    private final AuthorityIdentity identity;
+    private final HmacSha256 recordMac;
+    private final Set<String> fenced = ConcurrentHashMap.newKeySet();
+    private final Object stateLock = new Object();
+    private int leases;
+    private boolean closing;
+    private boolean shutDown;
+
+    private RunAuthority(SecureDirectory dir, AuthorityIdentity identity) {
+        this.dir = dir;
+        this.identity = identity;
+        this.recordMac = new HmacSha256(identity.masterKey());
+    }
+
+    /**
+     * Opens the authority in a bound directory: takes {@code identity.lock} (blocking), reads
+     * {@code identity.key} or creates it once with fresh random scope and key, releases the lock.
+     * The directory is owned by the returned authority from then on.
+     *
+     * @throws AuthorityException.Unavailable when the directory or the identity is unusable
+     */
+    public static RunAuthority open(SecureDirectory dir, SecureRandom random) throws AuthorityException.Unavailable {
+        try {
+            dir.revalidate();
+        } catch (DirectoryRefusedException e) {
+            throw new AuthorityException.Unavailable("authority directory refused: " + e.getMessage());
+        }
+        try (StableLock ignored = dir.lock(IDENTITY_LOCK, LockMode.BLOCKING)) {
+            byte[] file;
+            try {
+                file = dir.read(IDENTITY_KEY, AuthorityIdentity.FILE_LENGTH);
+            } catch (DirectoryRefusedException e) {
+                if (e.category() != DirectoryRefusedException.Category.MISSING) {
+                    throw new AuthorityException.Unavailable("identity file refused: " + e.getMessage());
+                }
+                file = null;
+            }
+            AuthorityIdentity id;
+            if (file == null) {
+                id = AuthorityIdentity.generate(random);
+                byte[] encoded = id.encode();
+                try {
+                    dir.writeAtomically(IDENTITY_KEY, encoded);
+                } catch (DirectoryRefusedException | RuntimeException e) {
+                    id.close();
+                    throw new AuthorityException.Unavailable("could not create the identity file: " + e.getMessage());
+                } finally {
+                    java.util.Arrays.fill(encoded, (byte) 0);
+                }
+            } else {
+                try {
+                    id = AuthorityIdentity.parse(file);
+                } finally {
+                    java.util.Arrays.fill(file, (byte) 0);
+                }
+            }
+            return new RunAuthority(dir, id);
+        } catch (DirectoryRefusedException e) {
+            throw new AuthorityException.Unavailable("identity lock refused: " + e.getMessage());
+        } catch (IllegalArgumentException e) {
+            throw new AuthorityException.Unavailable("identity file invalid: " + e.getMessage());
+        }
+    }
+
+    // ---- public, secret-free facts ----------------------------------------------------------
+
+    /** The public scope ID (hex). */
+    public String scopeIdHex() {
+        return identity.scopeIdHex();
+    }
+
+    public byte[] scopeId() {
+        return identity.scopeId();
+    }
+
+    /** The authority key generation signed on the wire. */
+    public long keyGeneration() {
+        return identity.generation();
+    }
+
+    /** The bound directory path. */
+    public String directory() {
+        return dir.path();
+    }
+
+    /** Outstanding run and import leases. */
+    public int outstandingLeases() {
+        synchronized (stateLock) {
+            return leases;
+        }
+    }
+
+    /** "open", "closing" or "closed". */
+    public String state() {
+        synchronized (stateLock) {
+            return shutDown ? "closed" : closing ? "closing" : "open";
+        }
+    }
+
+    /** Whether a run is fenced as uncertain in this process. */
+    public boolean isFenced(String runId) {
+        return fenced.contains(runId);
+    }
+
+    /** Test hook: whether the master key's storage has been zeroed. */
+    boolean masterKeyZeroed() {
+        return identity.masterKey().storageIsZeroed();
+    }
+
+    // ---- operations -------------------------------------------------------------------------
+
+    /**
+     * Start: durable ACTIVE at run generation 1; the returned {@link ActiveRun} owns the run.
+     *
+     * @throws AuthorityException.Configuration for an invalid run ID
+     * @throws AuthorityException.State when a record exists (any phase)
+     * @throws AuthorityException.Busy when the run is owned elsewhere
+     */
+    public ActiveRun start(String runId, Cancellation c) throws AuthorityException {
+        if (!RunRecord.validRunId(runId)) {
+            throw new AuthorityException.Configuration("invalid run ID: must be 1..128 UTF-8 bytes, no surrounding white space, no control characters");
+        }
+        c.check("start " + runId);
+        checkOpen();
+        checkFence(runId);
+        revalidate();
+        String stem = RecordCodec.fileStem(runId);
+        acquireLease();
+        StableLock lock = null;
+        try {
+            lock = lockRun(stem, runId);
+            Optional<RunRecord> existing = readRecord(stem, runId, false);
+            if (existing.isPresent()) {
+                throw new AuthorityException.State("run " + runId + " already has a record (phase " + existing.get().phase() + "); a run ID is never reused");
+            }
+            RunRecord rec = new RunRecord(scopeIdHex(), keyGeneration(), runId, 1, Phase.ACTIVE, null);
+            byte[] file = RecordCodec.signedFile(rec, recordMac);
+            revalidate();
+            c.check("start " + runId);
+            try {
+                dir.writeAtomically(stem + ".state", file);
+            } catch (DirectoryRefusedException | RuntimeException e) {
+                // RACE: the record may or may not have landed; a retry finds it (state) or writes it.
+                throw new AuthorityException.Unavailable("start " + runId + ": record write failed: " + describe(e));
+            }
+            ActiveRun active = new ActiveRun(this, runId, stem, lock, 1);
+            lock = null; // ownership moved
+            return active;
+        } finally {
+            if (lock != null) {
+                lock.close();
+                releaseLease();
+            }
+        }
+    }
+
+    /**
+     * Prepares the import of a SUSPENDED envelope: structural and strict validation, then the
+     * keyed claim against the signed record, all before anything is created or locked; then the
+     * run lock, and a re-read proving the record unchanged. Nothing is written.
+     *
+     * @throws AuthorityException.Verification for every authenticity or record mismatch
+     * @throws AuthorityException.Busy while the owner lives
+     */
+    public RunImport prepareImport(Envelope envelope, Cancellation c) throws AuthorityException {
+        if (envelope == null) {
+            throw new AuthorityException.Verification();
+        }
+        c.check("prepare import");
+        Envelopes.Validated v;
+        try {
+            v = Envelopes.validateStrict(envelope).validated();
+        } catch (EnvelopeRejectedException e) {
+            throw new AuthorityException.Verification();
+        }
+        if (v.claimInput().lifecycle() != LifecycleStatus.SUSPENDED.lifecycleNumber()) {
+            throw new AuthorityException.Verification();
+        }
+        String runId = envelope.runId();
+        if (!RunRecord.validRunId(runId)) {
+            throw new AuthorityException.Verification();
+        }
+        checkOpen();
+        checkFence(runId);
+        revalidate();
+        String stem = RecordCodec.fileStem(runId);
+        // SECURITY: verify before any mutation: no lock file is created for an unauthenticated claim.
+        byte[] firstRead = readRecordBytesForImport(stem);
+        RunRecord record = verifyForImport(firstRead, runId, v);
+        acquireLease();
+        StableLock lock = null;
+        AuthorityKey verifier = null;
+        try {
+            lock = lockRun(stem, runId);
+            verifier = RunSubkey.authorityFor(identity.masterKey(), identity.scopeId(), keyGeneration(),
+                    runId, record.runGeneration());
+            c.check("prepare import " + runId);
+            byte[] secondRead = readRecordBytesForImport(stem);
+            if (!java.util.Arrays.equals(firstRead, secondRead)) {
+                // RACE: the record changed between verification and locking; refuse, write nothing.
+                throw new AuthorityException.Verification();
+            }
+            RunImport imp = new RunImport(this, runId, stem, lock, record.runGeneration(), v.claim(), verifier);
+            lock = null;
+            verifier = null;
+            return imp;
+        } finally {
+            if (lock != null) {
+                lock.close();
+                releaseLease();
+            }
+            if (verifier != null) {
+                verifier.close();
+            }
+        }
+    }
+
+    /**
+     * Operator action (ARCHITECTURE.md "stricter" point 5): tombstones an ACTIVE or IMPORTING
+     * orphan whose lock is free as CANCELLED at its run generation. Never automatic.
+     *
+     * @throws AuthorityException.Busy when a live owner holds the run
+     * @throws AuthorityException.State when there is no record or it is not ACTIVE/IMPORTING
+     */
+    public RunRecord abandon(String runId, Cancellation c) throws AuthorityException {
+        if (!RunRecord.validRunId(runId)) {
+            throw new AuthorityException.Configuration("invalid run ID");
+        }
+        c.check("abandon " + runId);
+        checkOpen();
+        checkFence(runId);
+        revalidate();
+        String stem = RecordCodec.fileStem(runId);
+        acquireLease();
+        StableLock lock = null;
+        try {
+            lock = lockRun(stem, runId);
+            RunRecord rec = readRecord(stem, runId, false).orElseThrow(
+                    () -> new AuthorityException.State("run " + runId + " has no record"));
+            if (rec.phase() != Phase.ACTIVE && rec.phase() != Phase.IMPORTING) {
+                throw new AuthorityException.State("run " + runId + " is " + rec.phase() + "; only an ACTIVE or IMPORTING orphan can be abandoned");
+            }
+            RunRecord next = rec.with(Phase.CANCELLED, rec.runGeneration());
+            writeTransition(runId, next, c, "abandon");
+            return next;
+        } finally {
+            if (lock != null) {
+                lock.close();
+            }
+            releaseLease();
+        }
+    }
+
+    /**
+     * Reads and verifies a run's record without locking it (status queries).
+     *
+     * @return empty when the run has no record
+     * @throws AuthorityException.Verification when the record does not verify
+     */
+    public Optional<RunRecord> inspect(String runId) throws AuthorityException {
+        if (!RunRecord.validRunId(runId)) {
+            return Optional.empty();
+        }
+        checkOpen();
+        return readRecord(RecordCodec.fileStem(runId), runId, false);
+    }
+
+    // ---- shutdown ---------------------------------------------------------------------------
+
+    /**
+     * Rejects new work, waits up to {@code wait} for outstanding leases, then closes the directory
+     * and zeroes the master key. When leases remain, throws {@code busy}; the authority stays
+     * closing and the last lease to end completes the shutdown.
+     */
+    public void close(Duration wait) throws AuthorityException.Busy {
+        long deadline = System.nanoTime() + wait.toNanos();
+        synchronized (stateLock) {
+            closing = true;
+            while (leases > 0 && !shutDown) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new AuthorityException.Busy("authority closing: " + leases + " run or import lease(s) still outstanding");
+                }
+                try {
+                    stateLock.wait(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new AuthorityException.Busy("authority closing: interrupted while " + leases + " lease(s) remain");
+                }
+            }
+            shutdownLocked();
+        }
+    }
+
+    /** {@link #close(Duration)} with no wait; leases still outstanding keep the authority closing. */
+    @Override
+    public void close() {
+        try {
+            close(Duration.ZERO);
+        } catch (AuthorityException.Busy e) {
+            // The last lease completes the shutdown.
+        }
+    }
+
+    private void shutdownLocked() {
+        if (!shutDown) {
+            shutDown = true;
+            try {
+                dir.close();
+            } finally {
+                recordMac.destroy();
+                identity.close();
+                stateLock.notifyAll();
+            }
+        }
+    }
+
+    // ---- internals used by ActiveRun and RunImport -------------------------------------------
+
+    void checkOpen() throws AuthorityException.Closed {
+        synchronized (stateLock) {
+            if (closing || shutDown) {
+                throw new AuthorityException.Closed("run authority is " + (shutDown ? "closed" : "closing") + "; no new work is accepted");
+            }
+        }
+    }
+
+    private void checkFence(String runId) throws AuthorityException.Uncertain {
+        if (fenced.contains(runId)) {
+            throw new AuthorityException.Uncertain("run " + runId + " is uncertain in this process: an earlier write's outcome is unknown; "
+                    + "inspect it after a restart, never retry automatically");
+        }
+    }
+
+    void fence(String runId) {
+        fenced.add(runId);
+    }
+
+    void acquireLease() throws AuthorityException.Closed {
+        synchronized (stateLock) {
+            if (closing || shutDown) {
+                throw new AuthorityException.Closed("run authority is closing; no new work is accepted");
+            }
+            leases++;
+        }
+    }
+
+    void releaseLease() {
+        synchronized (stateLock) {
+            leases--;
+            if (leases == 0) {
+                if (closing) {
+                    shutdownLocked();
+                }
+                stateLock.notifyAll();
+            }
+        }
+    }
+
+    void revalidate() throws AuthorityException.Unavailable {
+        try {
+            dir.revalidate();
+        } catch (DirectoryRefusedException e) {
+            throw new AuthorityException.Unavailable("authority directory refused, nothing written: " + e.getMessage());
+        } catch (IllegalStateException e) {
+            throw new AuthorityException.Unavailable("authority directory closed");
+        }
+    }
+
+    private StableLock lockRun(String stem, String runId) throws AuthorityException {
+        try {
+            return dir.lock(stem + ".lock", LockMode.NON_BLOCKING);
+        } catch (DirectoryRefusedException e) {
+            if (e.category() == DirectoryRefusedException.Category.BUSY) {
+                throw new AuthorityException.Busy("run " + runId + " is owned by a live process");
+            }
+            throw new AuthorityException.Unavailable("run " + runId + ": lock refused: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Reads and verifies the record of {@code runId}.
+     *
+     * @return empty when the state file is absent
+     * @throws AuthorityException.Verification when present but unverifiable or foreign
+     * @throws AuthorityException.Unavailable for any other read failure
+     */
+    Optional<RunRecord> readRecord(String stem, String runId, boolean missingIsVerification) throws AuthorityException {
+        byte[] file;
+        try {
+            file = dir.read(stem + ".state", RecordCodec.MAX_FILE_BYTES);
+        } catch (DirectoryRefusedException e) {
+            if (e.category() == DirectoryRefusedException.Category.MISSING && !missingIsVerification) {
+                return Optional.empty();
+            }
+            if (missingIsVerification) {
+                throw new AuthorityException.Verification();
+            }
+            throw new AuthorityException.Unavailable("run " + runId + ": record refused: " + e.getMessage());
+        }
+        return Optional.of(verifyRecord(file, runId));
+    }
+
+    private RunRecord verifyRecord(byte[] file, String runId) throws AuthorityException.Verification {
+        RunRecord rec;
+        try {
+            rec = RecordCodec.verifyFile(file, recordMac);
+        } catch (RecordCodec.Unverifiable e) {
+            throw new AuthorityException.Verification();
+        }
+        if (!rec.scopeIdHex().equals(scopeIdHex()) || rec.keyGeneration() != keyGeneration() || !rec.runId().equals(runId)) {
+            throw new AuthorityException.Verification();
+        }
+        return rec;
+    }
+
+    /** Every read failure in import is a verification failure (Appendix C). */
+    private byte[] readRecordBytesForImport(String stem) throws AuthorityException.Verification {
+        try {
+            return dir.read(stem + ".state", RecordCodec.MAX_FILE_BYTES);
+        } catch (DirectoryRefusedException | RuntimeException e) {
+            throw new AuthorityException.Verification();
+        }
+    }
+
+    private RunRecord verifyForImport(byte[] file, String runId, Envelopes.Validated v) throws AuthorityException.Verification {
+        RunRecord rec = verifyRecord(file, runId);
+        RunRecord.SnapshotBinding b = rec.snapshot();
+        Claim claim = v.claim();
+        ClaimInput in = v.claimInput();
+        boolean match = rec.phase() == Phase.SUSPENDED && b != null
+                && rec.keyGeneration() == claim.generation()
+                && b.lastSequence() == in.lastSequence()
+                && b.lifecycle() == in.lifecycle()
+                && java.security.MessageDigest.isEqual(b.payloadSha256(), in.sha256())
+                && java.security.MessageDigest.isEqual(b.authorityHmac(), claim.hmac())
+                && java.security.MessageDigest.isEqual(identity.scopeId(), claim.scopeId());
+        if (!match) {
+            throw new AuthorityException.Verification();
+        }
+        try (AuthorityKey verifier = RunSubkey.authorityFor(identity.masterKey(), identity.scopeId(), keyGeneration(),
+                runId, rec.runGeneration())) {
+            Envelopes.verify(v, verifier::verify);
+        } catch (VerificationException e) {
+            throw new AuthorityException.Verification();
+        }
+        return rec;
+    }
+
+    /** Signs {@code input} with the run subkey at {@code runGeneration}. */
+    Claim signWithSubkey(String runId, long runGeneration, ClaimInput input) {
+        try (AuthorityKey key = RunSubkey.authorityFor(identity.masterKey(), identity.scopeId(), keyGeneration(),
+                runId, runGeneration)) {
+            return key.sign(input);
+        }
+    }
+
+    /**
+     * One durable transition: encode, re-validate the directory, final cancellation check, then
+     * the writer. A failure after the writer was invoked fences the run and is uncertain.
+     */
+    void writeTransition(String runId, RunRecord next, Cancellation c, String what) throws AuthorityException {
+        byte[] file = RecordCodec.signedFile(next, recordMac);
+        revalidate();
+        c.check(what + " " + runId);
+        try {
+            dir.writeAtomically(RecordCodec.fileStem(runId) + ".state", file);
+        } catch (DirectoryRefusedException | RuntimeException e) {
+            fence(runId);
+            throw new AuthorityException.Uncertain(what + " " + runId + ": the record write failed after it started ("
+                    + describe(e) + "); the outcome is unknown: do not retry automatically");
+        }
+    }
+
+    RunRecord newRecord(String runId, long generation, Phase phase, RunRecord.SnapshotBinding binding) {
+        return new RunRecord(scopeIdHex(), keyGeneration(), runId, generation, phase, binding);
+    }
+
+    static boolean generationExhausted(long g) {
+        return g == MAX_GENERATION;
+    }
+
+    private static String describe(Exception e) {
+        return e instanceof DirectoryRefusedException d ? d.getMessage() : e.getClass().getSimpleName();
+    }
+
+    @Override
+    public String toString() {
+        return "RunAuthority[directory=" + dir.path() + ", scope_id=" + scopeIdHex() + ", generation="
+                + Long.toUnsignedString(keyGeneration()) + ", state=" + state() + "]";
+    }
+}

@@ -1,0 +1,147 @@
+package spice.authority.core;
+
+import spice.authority.os.StableLock;
+import spice.authority.snapshot.crypto.AuthorityKey;
+import spice.authority.snapshot.crypto.Claim;
+import spice.authority.snapshot.crypto.ClaimInput;
+import spice.authority.snapshot.crypto.VerificationException;
+
+/**
+ * A prepared import (wire-format.md e.1 "Import"): holds the run lock and one lease, the source
+ * run generation, the prepared claim and its subkey verifier.
+ *
+ * <p><b>Guarantees.</b> {@link #consume} durably writes IMPORTING at the next generation: the
+ * consume point. {@link #activate} durably writes ACTIVE at that generation and moves the lock and
+ * lease into the returned {@link ActiveRun}. Before consume, {@link #abort()} is clean; after it,
+ * abort reports {@code uncertain}. A failure after a writer was invoked makes the import
+ * terminally uncertain; the lock stays held until abort or close. Thread-safe.
+ */
+public final class RunImport implements AutoCloseable {
+    private final RunAuthority store;
+    private final String runId;
+    private final String stem;
+    private StableLock lock;
+    private final long sourceGeneration;
+    private final Claim preparedClaim;
+    private final AuthorityKey verifier;
+    private boolean consumed;
+    private boolean uncertain;
+    private boolean closed;
+
+    RunImport(RunAuthority store, String runId, String stem, StableLock lock, long sourceGeneration, Claim claim,
+              AuthorityKey verifier) {
+        this.store = store;
+        this.runId = runId;
+        this.stem = stem;
+        this.lock = lock;
+        this.sourceGeneration = sourceGeneration;
+        this.preparedClaim = claim;
+        this.verifier = verifier;
+    }
+
+    public String runId() {
+        return runId;
+    }
+
+    public synchronized boolean isConsumed() {
+        return consumed;
+    }
+
+    public synchronized boolean isClosed() {
+        return closed;
+    }
+
+    /** Re-runs keyed verification against exactly the prepared claim. */
+    public synchronized void verifySnapshot(ClaimInput input, Claim claim) throws AuthorityException {
+        if (uncertain) {
+            throw new AuthorityException.Uncertain("import of run " + runId + " is uncertain");
+        }
+        if (closed || consumed || input == null || claim == null || !runId.equals(input.runId()) || !preparedClaim.sameAs(claim)) {
+            throw new AuthorityException.Verification();
+        }
+        try {
+            verifier.verify(input, claim);
+        } catch (VerificationException | RuntimeException e) {
+            throw new AuthorityException.Verification();
+        }
+    }
+
+    /** The consume point: durable IMPORTING at the next generation. */
+    public synchronized void consume(Cancellation c) throws AuthorityException {
+        if (uncertain) {
+            throw new AuthorityException.Uncertain("import of run " + runId + " is uncertain");
+        }
+        if (closed || consumed) {
+            throw new AuthorityException.State("import of run " + runId + " is " + (closed ? "closed" : "already consumed"));
+        }
+        c.check("consume " + runId);
+        if (RunAuthority.generationExhausted(sourceGeneration)) {
+            throw new AuthorityException.State("run " + runId + ": run generation exhausted");
+        }
+        try {
+            store.writeTransition(runId, store.newRecord(runId, sourceGeneration + 1, Phase.IMPORTING, null), c, "consume");
+        } catch (AuthorityException.Uncertain e) {
+            consumed = true;
+            uncertain = true;
+            throw e;
+        }
+        consumed = true;
+    }
+
+    /** Durable ACTIVE at the consumed generation; the lock and lease move to the returned run. */
+    public synchronized ActiveRun activate(Cancellation c) throws AuthorityException {
+        if (uncertain) {
+            throw new AuthorityException.Uncertain("import of run " + runId + " is uncertain");
+        }
+        if (closed || !consumed || lock == null) {
+            throw new AuthorityException.State("import of run " + runId + " is " + (closed ? "closed" : "not consumed"));
+        }
+        c.check("activate " + runId);
+        long g = sourceGeneration + 1;
+        try {
+            store.writeTransition(runId, store.newRecord(runId, g, Phase.ACTIVE, null), c, "activate");
+        } catch (AuthorityException.Uncertain e) {
+            uncertain = true; // the lock stays with this import until abort or close
+            throw e;
+        }
+        ActiveRun active = new ActiveRun(store, runId, stem, lock, g);
+        lock = null;
+        closed = true;
+        verifier.close();
+        return active;
+    }
+
+    /**
+     * Releases the lock and lease. Clean before consume; after consume (or when uncertain) the
+     * run's outcome is unknown and this reports {@code uncertain}. Idempotent once closed.
+     */
+    public synchronized void abort() throws AuthorityException.Uncertain {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        verifier.close();
+        StableLock l = lock;
+        lock = null;
+        if (l != null) {
+            l.close();
+            store.releaseLease();
+        }
+        if (consumed || uncertain) {
+            throw new AuthorityException.Uncertain("import of run " + runId + " was aborted after its consume point; "
+                    + "the run stays IMPORTING until an operator abandons it");
+        }
+    }
+
+    /** Same as {@link #abort()}. */
+    @Override
+    public void close() throws AuthorityException.Uncertain {
+        abort();
+    }
+
+    @Override
+    public synchronized String toString() {
+        return "RunImport[run_id=" + runId + ", source_generation=" + Long.toUnsignedString(sourceGeneration)
+                + ", consumed=" + consumed + ", uncertain=" + uncertain + ", closed=" + closed + "]";
+    }
+}

@@ -1,0 +1,141 @@
+package spice.authority.os;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The pure-Java parts of the SPI: names, refusals, provider selection, forwarding. */
+class SpiTest {
+
+    @ParameterizedTest
+    @ValueSource(strings = {"identity.key", "identity.lock",
+            "run-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.state",
+            "run-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.lock", "a", "A-b_c.9"})
+    void fileNames_wireFormatNames_valid(String name) throws Exception {
+        assertThat(FileNames.requireValid("/d", name)).isEqualTo(name);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", ".", "..", ".hidden", "a/b", "a\\b", "a\u0000b", "-x", "_x", "a b", "CON:x", "é"})
+    void fileNames_unsafeNames_refusedAsName(String name) {
+        assertThatThrownBy(() -> FileNames.requireValid("/d", name))
+                .isInstanceOfSatisfying(DirectoryRefusedException.class, e -> {
+                    assertThat(e.category()).isEqualTo(DirectoryRefusedException.Category.NAME);
+                    assertThat(e.component()).startsWith("/d/");
+                });
+    }
+
+    @Test
+    void fileNames_tooLong_refused() {
+        assertThatThrownBy(() -> FileNames.requireValid("/d", "a".repeat(129)))
+                .isInstanceOf(DirectoryRefusedException.class);
+        assertThat(FileNames.isLockName("x.lock")).isTrue();
+        assertThat(FileNames.isLockName("x.state")).isFalse();
+    }
+
+    @Test
+    void printable_escapesControlCharacters() {
+        assertThat(FileNames.printable("a\nb\u0000c\u007f")).isEqualTo("a\\x0ab\\x00c\\x7f");
+        assertThat(FileNames.printable(null)).isEqualTo("<null>");
+    }
+
+    @Test
+    void refusal_isOneLineNamingComponentCategoryAndReason() {
+        var e = new DirectoryRefusedException(DirectoryRefusedException.Category.PERMS, "/home/u/x",
+                "mode 0775: group- or world-writable without the sticky bit");
+        assertThat(e.getMessage())
+                .isEqualTo("/home/u/x: PERMS (mode 0775: group- or world-writable without the sticky bit)");
+        assertThat(e.getStackTrace()).isEmpty();
+        assertThat(e.getCause()).isNull();
+    }
+
+    private record Fake(String platform, boolean isSupported) implements SecureDirectoryProvider {
+        @Override
+        public SecureDirectory open(String path, OpenMode mode) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public String defaultDirectory() {
+            return null;
+        }
+    }
+
+    @Test
+    void select_noProvider_refusesWithoutFallback() {
+        var s = SecureDirectories.select(List.of(), "Plan9", "mips");
+        assertThatThrownBy(s::get).isInstanceOf(UnsupportedPlatformException.class)
+                .hasMessageContaining("Plan9/mips").hasMessageContaining("no provider on the class path");
+    }
+
+    @Test
+    void select_onlyUnsupportedProviders_refuses() {
+        var s = SecureDirectories.select(List.of(new Fake("posix", false)), "FreeBSD", "amd64");
+        assertThatThrownBy(s::get).isInstanceOf(UnsupportedPlatformException.class)
+                .hasMessageContaining("no provider supports it");
+    }
+
+    @Test
+    void select_twoSupportingProviders_refuses() {
+        var s = SecureDirectories.select(List.of(new Fake("a", true), new Fake("b", true)), "Linux", "amd64");
+        assertThatThrownBy(s::get).isInstanceOf(UnsupportedPlatformException.class)
+                .hasMessageContaining("more than one");
+    }
+
+    @Test
+    void select_exactlyOneSupporting_isChosen() {
+        Fake yes = new Fake("yes", true);
+        assertThat(SecureDirectories.select(List.of(new Fake("no", false), yes), "Linux", "amd64").get())
+                .isSameAs(yes);
+    }
+
+    @Test
+    void provider_withoutAnyImplementationOnClassPath_throwsUnsupportedPlatform() {
+        // This module has no implementation on its test class path.
+        assertThatThrownBy(SecureDirectories::provider).isInstanceOf(UnsupportedPlatformException.class);
+        assertThatThrownBy(SecureDirectories::provider).isInstanceOf(UnsupportedPlatformException.class);
+    }
+
+    @Test
+    void forwarding_delegatesEveryCall() throws Exception {
+        List<String> calls = new ArrayList<>();
+        SecureDirectory recorder = new SecureDirectory() {
+            @Override public String path() { calls.add("path"); return "/p"; }
+            @Override public FileIdentity identity() { calls.add("identity"); return new FileIdentity(1, 2); }
+            @Override public boolean createdLeaf() { calls.add("createdLeaf"); return true; }
+            @Override public OpenMode openMode() { calls.add("openMode"); return OpenMode.VALIDATE_ONLY; }
+            @Override public void revalidate() { calls.add("revalidate"); }
+            @Override public byte[] read(String name, int maxBytes) { calls.add("read " + name); return new byte[0]; }
+            @Override public void writeAtomically(String name, byte[] data) { calls.add("write " + name); }
+            @Override public StableLock lock(String name, LockMode mode) { calls.add("lock " + name); return null; }
+            @Override public void close() { calls.add("close"); }
+        };
+        // A fault-injecting decorator of the kind the authority's tests use.
+        SecureDirectory failing = new ForwardingSecureDirectory(recorder) {
+            @Override
+            public void writeAtomically(String name, byte[] data) throws DirectoryRefusedException {
+                throw new DirectoryRefusedException(DirectoryRefusedException.Category.IO, path() + "/" + name, "injected");
+            }
+        };
+        SecureDirectory plain = new ForwardingSecureDirectory(recorder) {};
+        plain.path();
+        plain.identity();
+        plain.createdLeaf();
+        plain.openMode();
+        plain.revalidate();
+        plain.read("r", 1);
+        plain.writeAtomically("w", new byte[0]);
+        plain.lock("l.lock", LockMode.BLOCKING);
+        plain.close();
+        assertThat(calls).containsExactly("path", "identity", "createdLeaf", "openMode", "revalidate", "read r",
+                "write w", "lock l.lock", "close");
+        assertThatThrownBy(() -> failing.writeAtomically("x", new byte[0]))
+                .hasMessage("/p/x: IO (injected)");
+        assertThat(new FileIdentity(-1, 5).toString()).isEqualTo("18446744073709551615:5");
+    }
+}
