@@ -32,6 +32,7 @@ import java.lang.invoke.VarHandle;
  * <p>Class initialisation fails on a platform without a table in {@link PosixPlatform};
  * callers check {@link PosixPlatform#current()} first.
  */
+@SuppressWarnings("restricted") // the one door: native access is its purpose
 final class Libc {
 
     static final PosixPlatform P = PosixPlatform.current()

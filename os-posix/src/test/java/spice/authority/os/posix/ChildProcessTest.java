@@ -73,7 +73,7 @@ class ChildProcessTest {
         Process holder = child.start(null, "hold", leaf.toString(), "identity.lock");
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
-            assertThat(out.readLine()).isEqualTo("LOCKED");
+            assertThat(out.readLine()).isEqualTo("LOCKED identity.lock");
             try (SecureDirectory d = PROVIDER.open(leaf.toString(), OpenMode.VALIDATE_ONLY)) {
                 DirectoryRefusedException e = Refusals.refusal(
                         () -> d.lock("identity.lock", LockMode.NON_BLOCKING).close());

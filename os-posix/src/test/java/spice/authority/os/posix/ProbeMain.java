@@ -18,7 +18,7 @@ import spice.authority.os.StableLock;
  * check PATH             validate only                -> OK
  * exercise PATH          init, write a record, lock   -> OK
  * read PATH NAME         validate only, read NAME     -> OK &lt;content&gt;
- * hold PATH NAME         lock NAME, print LOCKED, hold until stdin closes
+ * hold PATH NAME         lock NAME, print LOCKED NAME, hold until stdin closes
  * </pre>
  * A refusal prints {@code REFUSED <CATEGORY> <component>} and exits 1.
  */
@@ -38,7 +38,7 @@ public final class ProbeMain {
                 }
                 case "check" -> {
                     try (SecureDirectory d = SecureDirectories.provider().open(path, OpenMode.VALIDATE_ONLY)) {
-                        System.out.println("OK");
+                        System.out.println(d.createdLeaf() ? "BUG created" : "OK");
                     }
                 }
                 case "exercise" -> {
@@ -57,7 +57,7 @@ public final class ProbeMain {
                 case "hold" -> {
                     try (SecureDirectory d = SecureDirectories.provider().open(path, OpenMode.CREATE_OR_VALIDATE);
                          StableLock l = d.lock(args[2], LockMode.NON_BLOCKING)) {
-                        System.out.println("LOCKED");
+                        System.out.println("LOCKED " + l.name());
                         System.out.flush();
                         while (System.in.read() >= 0) {
                             // hold until the parent closes our stdin

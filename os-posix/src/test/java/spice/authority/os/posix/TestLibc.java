@@ -15,6 +15,7 @@ import java.nio.file.Path;
  * atomically, setting special mode bits and owners of links. Throws {@link IllegalStateException}
  * with the errno on failure.
  */
+@SuppressWarnings("restricted") // test-only FFM helper
 final class TestLibc {
 
     static final int AT_FDCWD = -100;
