@@ -175,6 +175,7 @@ public final class RunAuthority implements AutoCloseable {
         String stem = RecordCodec.fileStem(runId);
         acquireLease();
         StableLock lock = null;
+        boolean handedOver = false;
         try {
             lock = lockRun(stem, runId);
             Optional<RunRecord> existing = readRecord(stem, runId, false);
@@ -192,11 +193,13 @@ public final class RunAuthority implements AutoCloseable {
                 throw new AuthorityException.Unavailable("start " + runId + ": record write failed: " + describe(e));
             }
             ActiveRun active = new ActiveRun(this, runId, stem, lock, 1);
-            lock = null; // ownership moved
+            handedOver = true; // the lock and the lease now belong to the ActiveRun
             return active;
         } finally {
-            if (lock != null) {
-                lock.close();
+            if (!handedOver) {
+                if (lock != null) {
+                    lock.close();
+                }
                 releaseLease();
             }
         }
@@ -238,6 +241,7 @@ public final class RunAuthority implements AutoCloseable {
         acquireLease();
         StableLock lock = null;
         AuthorityKey verifier = null;
+        boolean handedOver = false;
         try {
             lock = lockRun(stem, runId);
             verifier = RunSubkey.authorityFor(identity.masterKey(), identity.scopeId(), keyGeneration(),
@@ -249,16 +253,17 @@ public final class RunAuthority implements AutoCloseable {
                 throw new AuthorityException.Verification();
             }
             RunImport imp = new RunImport(this, runId, stem, lock, record.runGeneration(), v.claim(), verifier);
-            lock = null;
-            verifier = null;
+            handedOver = true; // lock, lease and verifier now belong to the RunImport
             return imp;
         } finally {
-            if (lock != null) {
-                lock.close();
+            if (!handedOver) {
+                if (lock != null) {
+                    lock.close();
+                }
+                if (verifier != null) {
+                    verifier.close();
+                }
                 releaseLease();
-            }
-            if (verifier != null) {
-                verifier.close();
             }
         }
     }

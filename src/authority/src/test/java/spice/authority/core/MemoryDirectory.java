@@ -39,6 +39,7 @@ final class MemoryDirectory implements SecureDirectory {
     private int faultOnWrite = -1;
     private boolean renameDurableOnCrash;
     private volatile String revalidateRefusal;
+    private volatile Runnable onRevalidate;
     private boolean closed;
 
     MemoryDirectory() {}
@@ -61,6 +62,11 @@ final class MemoryDirectory implements SecureDirectory {
     synchronized void clearFault() {
         faultStep = null;
         faultOnWrite = -1;
+    }
+
+    /** Runs {@code hook} inside every {@link #revalidate()} (between an operation's two cancellation checks). */
+    void onRevalidate(Runnable hook) {
+        onRevalidate = hook;
     }
 
     /** Makes {@link #revalidate()} refuse (null restores). */
@@ -115,6 +121,10 @@ final class MemoryDirectory implements SecureDirectory {
 
     @Override
     public void revalidate() throws DirectoryRefusedException {
+        Runnable hook = onRevalidate;
+        if (hook != null) {
+            hook.run();
+        }
         String why = revalidateRefusal;
         if (why != null) {
             throw new DirectoryRefusedException(Category.IDENTITY, path(), why);
