@@ -152,6 +152,11 @@ final class PosixPlatform {
         return "errno " + errno;
     }
 
+    /** The value of a named errno constant of this platform. */
+    int errnoValue(String name) {
+        return i(name);
+    }
+
     private int i(String key) {
         Long v = constants.get(key);
         if (v == null) {

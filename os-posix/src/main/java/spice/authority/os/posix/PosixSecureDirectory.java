@@ -205,7 +205,11 @@ final class PosixSecureDirectory implements SecureDirectory {
                 Libc.fchmod(fd, FILE_MODE);
                 f.before(WriteStep.WRITE);
                 for (int off = 0; off < content.length; ) {
-                    off += Libc.write(fd, content, off, content.length - off);
+                    int n = Libc.write(fd, content, off, content.length - off);
+                    if (n <= 0) {
+                        throw new PosixException(p.errnoValue("EIO"), "write (no progress)");
+                    }
+                    off += n;
                 }
                 f.before(WriteStep.FSYNC_FILE);
                 Libc.fsync(fd);
