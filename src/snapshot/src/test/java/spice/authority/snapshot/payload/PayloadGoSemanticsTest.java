@@ -163,6 +163,16 @@ class PayloadGoSemanticsTest {
         }
 
         @Test
+        void interactionIds_truncatedThenRegrown_reusesStaleStringWithinCapacity() {
+            String p = edit(V01, "\"seen_interaction_ids\":[]",
+                    "\"seen_interaction_ids\":[\"b\",\"a\"],\"seen_interaction_ids\":[null],\"seen_interaction_ids\":[null,null]");
+            assertThat(verdict(p)).isEqualTo("P-IA-ORDER");
+            p = edit(V01, "\"seen_interaction_ids\":[]",
+                    "\"seen_interaction_ids\":[\"b\",\"a\"],\"seen_interaction_ids\":[],\"seen_interaction_ids\":[null,\"c\"]");
+            assertThat(verdict(p)).isEqualTo("P-IA-TOKEN");
+        }
+
+        @Test
         void data_duplicate_laterRawValueReplacesEarlier() {
             assertThat(verdict(edit(V03, "\"data\":{\"path\":\"a.txt\"}", "\"data\":{\"path\":\"a.txt\"},\"data\":null")))
                     .isEqualTo("P-CANONICAL");
@@ -303,6 +313,14 @@ class PayloadGoSemanticsTest {
             // U+FFFD then 'A' = 4 bytes each: 33 x 4 = 132 > 128.
             assertThat(verdict(edit(V01, "\"input-1\"", "\"" + "\\ud800\\u0041".repeat(33) + "\""))).isEqualTo("P-MSG-ID");
             assertThat(verdict(edit(V01, "\"input-1\"", "\"" + "\\ud800\\u0041".repeat(32) + "\""))).isEqualTo("P-CANONICAL");
+        }
+
+        @Test
+        void text_replacementCharacterEscaped_nonCanonicalRawAccepted() {
+            // Go's encoder writes an invalid UTF-8 byte as the escape u-fffd, but that decodes to a valid U+FFFD,
+            // which the canonical encoder writes raw. (Noted in the report as a spec consequence.)
+            assertThat(verdict(edit(V01, "\"hello\"", "\"a\\ufffd\""))).isEqualTo("P-CANONICAL");
+            assertThat(verdict(edit(V01, "\"hello\"", "\"a\uFFFD\""))).isEqualTo(OK);
         }
 
         @Test

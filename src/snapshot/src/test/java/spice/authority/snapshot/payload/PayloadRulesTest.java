@@ -128,6 +128,11 @@ class PayloadRulesTest {
         l.add(c("msg id leading U+001C is not Go space", v01Str("id", "input-1", "\u001Cinput-1"), OK));
         l.add(c("msg id trailing U+001F is not Go space", v01Str("id", "input-1", "input-1\u001F"), OK));
         l.add(c("msg id trailing U+200B is not Go space", v01Str("id", "input-1", "input-1\u200B"), OK));
+        l.add(c("msg id trailing U+180E is not Go space", v01Str("id", "input-1", "input-1\u180E"), OK));
+        l.add(c("msg id leading U+FEFF is not Go space", v01Str("id", "input-1", "\uFEFFinput-1"), OK));
+        l.add(c("P-MSG-ID leading U+000B", v01Str("id", "input-1", "\u000Binput-1"), "P-MSG-ID"));
+        l.add(c("P-MSG-ID trailing U+1680", v01Str("id", "input-1", "input-1\u1680"), "P-MSG-ID"));
+        l.add(c("P-MSG-ID trailing U+200A", v01Str("id", "input-1", "input-1\u200A"), "P-MSG-ID"));
         l.add(c("msg id inner space and control", v01Str("id", "input-1", "in put\u0001x"), OK));
         l.add(c("msg id 128 bytes", v01Str("id", "input-1", a128), OK));
         l.add(c("P-MSG-ID 129 bytes", v01Str("id", "input-1", a128 + "b"), "P-MSG-ID"));
