@@ -10,7 +10,14 @@ import picocli.CommandLine;
 public final class Main {
     private Main() {}
 
+    // Held strongly: JUL keeps loggers weakly, and the level must survive until the command ends.
+    private static final java.util.logging.Logger PLATFORM_LOG =
+            java.util.logging.Logger.getLogger("spice.authority.os.SecureDirectories");
+
     public static void main(String[] args) {
+        // The one-time "secure directory platform" INFO line is for the helper's log, not for
+        // short commands whose output users read.
+        PLATFORM_LOG.setLevel(java.util.logging.Level.WARNING);
         System.exit(run(args));
     }
 

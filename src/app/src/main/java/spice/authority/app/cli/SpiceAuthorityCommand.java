@@ -11,7 +11,8 @@ import picocli.CommandLine.Spec;
         versionProvider = VersionProvider.class,
         description = {
             "The per-user run authority for AI-agent hosts (RFC 0007, spice-agent snapshot format v1alpha2).",
-            "This release validates snapshot payloads and inspects signed envelopes."
+            "This release creates and checks the authority directory, validates snapshot payloads",
+            "and inspects signed envelopes."
         },
         commandListHeading = "%nCommands:%n",
         footerHeading = "%nExit codes:%n",
@@ -21,10 +22,11 @@ import picocli.CommandLine.Spec;
             "  2  usage error",
             "",
             "Examples:",
+            "  spice-authority authority init",
             "  spice-authority snapshot validate payload.json",
             "  spice-authority snapshot inspect envelope.pb"
         },
-        subcommands = {SnapshotCommand.class})
+        subcommands = {AuthorityCommand.class, SnapshotCommand.class})
 public final class SpiceAuthorityCommand implements Runnable {
     @Spec
     CommandSpec spec;
