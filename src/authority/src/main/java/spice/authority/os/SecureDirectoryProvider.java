@@ -8,6 +8,9 @@ package spice.authority.os;
  * native code). {@link #open} either returns a directory that satisfies every guarantee of
  * {@link SecureDirectory} or throws and, in {@link OpenMode#VALIDATE_ONLY} mode or on any
  * refusal of an existing component, has changed nothing on disk.
+ *
+ * <p>The provider also hands out the platform's {@link ProcessWatcher} (one per JVM), so
+ * that selecting the platform once selects both; there is no separate service to load.
  */
 public interface SecureDirectoryProvider {
 
@@ -33,4 +36,18 @@ public interface SecureDirectoryProvider {
      * {@code null} when it cannot be determined (for example, no home directory).
      */
     String defaultDirectory();
+
+    /**
+     * The platform's process watcher, one instance per JVM. Obtain it once at start-up: a
+     * platform without one fails there, not on the first session.
+     *
+     * <p>The default refuses, so that a provider without process watching cannot be mistaken
+     * for one that has it (no silent no-op fallback).
+     *
+     * @throws UnsupportedOperationException if this platform cannot watch processes
+     * @throws UnsupportedPlatformException if the provider does not support this platform
+     */
+    default ProcessWatcher processWatcher() {
+        throw new UnsupportedOperationException("no process watcher on " + platform());
+    }
 }
