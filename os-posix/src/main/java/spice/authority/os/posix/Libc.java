@@ -74,6 +74,29 @@ final class Libc {
     private static final MethodHandle GETEUID = LINKER.downcallHandle(
             LIBC.find("geteuid").orElseThrow(), FunctionDescriptor.of(JAVA_INT));
 
+    /**
+     * Handles that exist only on Linux (or whose types are Linux's), resolved on first use
+     * so that {@code Libc} still initialises on macOS.
+     */
+    private static final class LinuxOnly {
+        /** glibc reads every variadic argument of {@code syscall} as a {@code long}. */
+        static final MethodHandle SYSCALL_2 = downcall("syscall",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG),
+                Linker.Option.firstVariadicArg(1));
+        static final MethodHandle EVENTFD = downcall("eventfd",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+        /** {@code nfds_t} is {@code unsigned long} on Linux (an {@code unsigned int} on macOS). */
+        static final MethodHandle POLL = downcall("poll",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+
+        private LinuxOnly() {}
+    }
+
+    /** {@code struct pollfd { int fd; short events; short revents; };} */
+    private static final long POLLFD_SIZE = 8;
+    private static final long POLLFD_EVENTS = 4;
+    private static final long POLLFD_REVENTS = 6;
+
     private Libc() {}
 
     /**
@@ -276,6 +299,88 @@ final class Libc {
                     return (int) r;
                 }
                 retryOrThrow(cs, "write");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /**
+     * {@code int pidfd_open(pid_t pid, unsigned int flags);} (Linux 5.3), made as
+     * {@code syscall(SYS_pidfd_open, pid, flags)} so that it does not need glibc 2.36. The
+     * descriptor is always close-on-exec.
+     */
+    static int pidfd_open(int pid, int flags) throws PosixException {
+        if (P.SYS_pidfd_open < 0) {
+            throw new UnsupportedOperationException("no pidfd_open on " + P.name);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            while (true) {
+                long r = (long) LinuxOnly.SYSCALL_2.invokeExact(cs, P.SYS_pidfd_open, (long) pid,
+                        Integer.toUnsignedLong(flags));
+                if (r >= 0) {
+                    return Math.toIntExact(r);
+                }
+                retryOrThrow(cs, "pidfd_open");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /** {@code int eventfd(unsigned int initval, int flags);} (Linux) */
+    static int eventfd(int initval, int flags) throws PosixException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            while (true) {
+                int r = (int) LinuxOnly.EVENTFD.invokeExact(cs, initval, flags);
+                if (r >= 0) {
+                    return r;
+                }
+                retryOrThrow(cs, "eventfd");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /**
+     * {@code int poll(struct pollfd *fds, nfds_t nfds, int timeout);} with
+     * {@code struct pollfd { int fd; short events; short revents; };} spread over three
+     * arrays of equal length; {@code revents} is filled in. Retried on {@code EINTR} with the
+     * same timeout (callers here pass -1: wait without limit).
+     *
+     * @return the number of entries with non-zero {@code revents}
+     */
+    static int poll(int[] fds, short[] events, short[] revents, int timeout) throws PosixException {
+        int n = fds.length;
+        if (events.length != n || revents.length != n) {
+            throw new IllegalArgumentException("fds, events and revents differ in length");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            MemorySegment pfds = arena.allocate(POLLFD_SIZE * Math.max(n, 1), 8);
+            for (int i = 0; i < n; i++) {
+                pfds.set(JAVA_INT, i * POLLFD_SIZE, fds[i]);
+                pfds.set(JAVA_SHORT, i * POLLFD_SIZE + POLLFD_EVENTS, events[i]);
+                pfds.set(JAVA_SHORT, i * POLLFD_SIZE + POLLFD_REVENTS, (short) 0);
+            }
+            while (true) {
+                int r = (int) LinuxOnly.POLL.invokeExact(cs, pfds, (long) n, timeout);
+                if (r >= 0) {
+                    for (int i = 0; i < n; i++) {
+                        revents[i] = pfds.get(JAVA_SHORT, i * POLLFD_SIZE + POLLFD_REVENTS);
+                    }
+                    return r;
+                }
+                retryOrThrow(cs, "poll");
             }
         } catch (PosixException e) {
             throw e;

@@ -36,6 +36,12 @@ final class PosixPlatform {
     final long overflowUid;
 
     private final Map<String, Long> constants;
+    /**
+     * Constants of the process watcher. Kept apart from {@link #constants()}, which
+     * {@code native/stat_probe.c} checks key for key and which does not print these;
+     * {@code ProcessConstantsTest} checks them against the headers instead.
+     */
+    private final Map<String, Long> processConstants;
 
     final int statSize;
     final Field stDev;
@@ -72,8 +78,19 @@ final class PosixPlatform {
     final int ENOTDIR;
     final int ELOOP;
 
+    /** {@code SYS_pidfd_open} from {@code <sys/syscall.h>}; -1 where there is no pidfd (macOS). */
+    final long SYS_pidfd_open;
+    final int ESRCH;
+    final int POLLIN;
+    final int POLLERR;
+    final int POLLHUP;
+    final int POLLNVAL;
+    /** {@code EFD_CLOEXEC} and {@code EFD_NONBLOCK} of {@code <sys/eventfd.h>}; -1 without eventfd. */
+    final int EFD_CLOEXEC;
+    final int EFD_NONBLOCK;
+
     private PosixPlatform(String name, String fstatSymbol, String fstatatSymbol, long overflowUid,
-                          Map<String, Long> constants) {
+                          Map<String, Long> constants, Map<String, Long> processConstants) {
         this.name = name;
         this.fstatSymbol = fstatSymbol;
         this.fstatatSymbol = fstatatSymbol;
@@ -112,6 +129,25 @@ final class PosixPlatform {
         EEXIST = i("EEXIST");
         ENOTDIR = i("ENOTDIR");
         ELOOP = i("ELOOP");
+        this.processConstants = Map.copyOf(processConstants);
+        SYS_pidfd_open = processConstants.getOrDefault("SYS_pidfd_open", -1L);
+        ESRCH = p("ESRCH");
+        POLLIN = p("POLLIN");
+        POLLERR = p("POLLERR");
+        POLLHUP = p("POLLHUP");
+        POLLNVAL = p("POLLNVAL");
+        EFD_CLOEXEC = Math.toIntExact(processConstants.getOrDefault("EFD_CLOEXEC", -1L));
+        EFD_NONBLOCK = Math.toIntExact(processConstants.getOrDefault("EFD_NONBLOCK", -1L));
+    }
+
+    /** Whether this platform watches processes with pidfd (Linux). */
+    boolean hasPidfd() {
+        return SYS_pidfd_open >= 0 && EFD_CLOEXEC >= 0;
+    }
+
+    /** The process watcher's constants by C name (not part of {@link #constants()}). */
+    Map<String, Long> processConstants() {
+        return processConstants;
     }
 
     /** The table for this JVM's platform, if it is supported. Selected once. */
@@ -149,6 +185,9 @@ final class PosixPlatform {
                 return e.getKey();
             }
         }
+        if (processConstants.get("ESRCH") instanceof Long v && v == errno) {
+            return "ESRCH";
+        }
         return "errno " + errno;
     }
 
@@ -159,6 +198,14 @@ final class PosixPlatform {
 
     private int i(String key) {
         Long v = constants.get(key);
+        if (v == null) {
+            throw new IllegalStateException("platform table " + name + " lacks " + key);
+        }
+        return Math.toIntExact(v);
+    }
+
+    private int p(String key) {
+        Long v = processConstants.get(key);
         if (v == null) {
             throw new IllegalStateException("platform table " + name + " lacks " + key);
         }
@@ -214,6 +261,29 @@ final class PosixPlatform {
         return m;
     }
 
+    /** poll(2) and ESRCH: the same values on Linux and macOS. */
+    private static Map<String, Long> processCommon() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("ESRCH", 3L);
+        m.put("POLLIN", 0x001L);
+        m.put("POLLERR", 0x008L);
+        m.put("POLLHUP", 0x010L);
+        m.put("POLLNVAL", 0x020L);
+        return m;
+    }
+
+    /**
+     * Linux: pidfd_open(2) is syscall 434 on both x86_64 and aarch64 (asm-generic numbering
+     * since 5.3 unified new syscalls); eventfd flags equal O_CLOEXEC and O_NONBLOCK.
+     */
+    private static Map<String, Long> linuxProcess() {
+        Map<String, Long> m = processCommon();
+        m.put("SYS_pidfd_open", 434L);
+        m.put("EFD_CLOEXEC", 02000000L);
+        m.put("EFD_NONBLOCK", 04000L);
+        return m;
+    }
+
     private static Map<String, Long> linuxCommon() {
         Map<String, Long> m = common();
         m.put("O_CREAT", 0100L);
@@ -248,7 +318,7 @@ final class PosixPlatform {
         stat(m, "st_uid", 28, 4);
         stat(m, "st_gid", 32, 4);
         stat(m, "st_size", 48, 8);
-        return new PosixPlatform("linux-x86_64", "fstat", "fstatat", 65534, m);
+        return new PosixPlatform("linux-x86_64", "fstat", "fstatat", 65534, m, linuxProcess());
     }
 
     /** glibc/musl aarch64: the asm-generic {@code struct stat}; mode before a 4-byte nlink. */
@@ -264,7 +334,7 @@ final class PosixPlatform {
         stat(m, "st_uid", 24, 4);
         stat(m, "st_gid", 28, 4);
         stat(m, "st_size", 48, 8);
-        return new PosixPlatform("linux-aarch64", "fstat", "fstatat", 65534, m);
+        return new PosixPlatform("linux-aarch64", "fstat", "fstatat", 65534, m, linuxProcess());
     }
 
     /** macOS, 64-bit inodes (the only layout on arm64; {@code $INODE64} symbols on x86_64). */
@@ -296,7 +366,7 @@ final class PosixPlatform {
         stat(m, "st_uid", 16, 4);
         stat(m, "st_gid", 20, 4);
         stat(m, "st_size", 96, 8);
-        return new PosixPlatform(name, fstat, fstatat, -1, m);
+        return new PosixPlatform(name, fstat, fstatat, -1, m, processCommon());
     }
 
     @Override

@@ -40,6 +40,24 @@ public final class PosixSecureDirectoryProvider implements SecureDirectoryProvid
     }
 
     /**
+     * Linux: the pidfd watcher ({@code PidfdProcessWatcher}, Linux 5.3+), one per JVM.
+     *
+     * <p>PARTIAL: macOS has no pidfd and no {@code /proc}; a kqueue {@code EVFILT_PROC}
+     * {@code NOTE_EXIT} watcher with {@code sysctl(KERN_PROC_PID)} start times is not written
+     * yet, so there this throws {@link UnsupportedOperationException}.
+     */
+    @Override
+    public spice.authority.os.ProcessWatcher processWatcher() {
+        PosixPlatform p = PosixPlatform.current().orElseThrow(
+                () -> new UnsupportedPlatformException("os-posix does not support " + platform()));
+        if (!p.hasPidfd()) {
+            throw new UnsupportedOperationException("process watching is not implemented on " + p.name
+                    + " (no pidfd; a kqueue EVFILT_PROC watcher is not written yet)");
+        }
+        return PidfdProcessWatcher.instance();
+    }
+
+    /**
      * Linux: {@code $XDG_STATE_HOME} (when absolute) or {@code $HOME/.local/state}; macOS:
      * {@code $HOME/Library/Application Support}; then {@code spice-agent/authority}.
      */

@@ -1,0 +1,297 @@
+package spice.authority.os.posix;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import spice.authority.os.ProcessWatchException;
+import spice.authority.os.ProcessWatcher;
+
+/**
+ * The Linux {@link ProcessWatcher}: one pidfd per watch (Linux 5.3+), and one daemon thread
+ * that blocks in {@code poll(2)} on every pidfd plus an eventfd used to wake it when a watch
+ * is added or closed. Nothing polls on a timer.
+ *
+ * <p>Start times and uids come from {@code /proc} ({@link ProcFs}).
+ *
+ * <p><b>Guarantees.</b> Those of {@link ProcessWatcher}. In addition: each pidfd is closed
+ * exactly once, by whichever of {@link Watch#close()} and the poll thread removes its watch
+ * from the registry first (under the lock); {@code onExit} runs on a two-thread daemon
+ * executor, never on the poll thread and never under the lock. If {@code poll} itself fails
+ * (it should not), every registered watch fires: a host whose death can no longer be
+ * noticed loses its session (fail closed).
+ */
+final class PidfdProcessWatcher implements ProcessWatcher {
+
+    private static final System.Logger LOG = System.getLogger(PidfdProcessWatcher.class.getName());
+
+    private static final int ARMED = 0;
+    private static final int PENDING = 1;
+    private static final int DONE = 2;
+    private static final int CLOSED = 3;
+
+    private static final class Holder {
+        static final PidfdProcessWatcher INSTANCE = new PidfdProcessWatcher();
+    }
+
+    private final Object lock = new Object();
+    /** pidfd to its watch. Guarded by {@link #lock}. */
+    private final Map<Integer, PidfdWatch> registered = new HashMap<>();
+    /** The eventfd that wakes the poll thread; -1 until the first watch. Guarded by {@link #lock}. */
+    private int wakeFd = -1;
+    private final ExecutorService callbacks;
+
+    /** The one instance of this JVM. Creating it loads no native code. */
+    static PidfdProcessWatcher instance() {
+        return Holder.INSTANCE;
+    }
+
+    PidfdProcessWatcher() {
+        AtomicInteger n = new AtomicInteger();
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                r -> Thread.ofPlatform().daemon().name("spice-process-exit-" + n.incrementAndGet()).unstarted(r));
+        pool.allowCoreThreadTimeOut(true);
+        callbacks = pool;
+    }
+
+    @Override
+    public OptionalLong startTime(long pid) {
+        return ProcFs.startTime(pid);
+    }
+
+    @Override
+    public boolean isAlive(long pid, long startTime) {
+        OptionalLong now = ProcFs.startTime(pid);
+        return now.isPresent() && now.getAsLong() == startTime;
+    }
+
+    @Override
+    public OptionalLong realUid(long pid) {
+        return ProcFs.realUid(pid);
+    }
+
+    @Override
+    public Watch watch(long pid, long startTime, Runnable onExit) throws ProcessWatchException {
+        PidfdWatch w = new PidfdWatch(pid, startTime, Objects.requireNonNull(onExit, "onExit"));
+        if (!ProcFs.validPid(pid)) {
+            w.fire();
+            return w;
+        }
+        int fd;
+        try {
+            fd = Libc.pidfd_open((int) pid, 0);
+        } catch (PosixException e) {
+            if (e.errno() == Libc.P.ESRCH) {
+                w.fire();
+                return w;
+            }
+            throw new ProcessWatchException("cannot watch process " + pid + ": " + e.getMessage());
+        }
+        // RACE: the pid may have been reused between the caller's startTime() and pidfd_open,
+        // so the pidfd may name another process. Reading the start time again *after* the open
+        // settles it: the original process held the pid before the open and holds it now, and
+        // a process never gets its pid back, so the pidfd names it. A mismatch (or exit) fires.
+        if (!isAlive(pid, startTime)) {
+            closeQuietly(fd);
+            w.fire();
+            return w;
+        }
+        synchronized (lock) {
+            try {
+                ensureStarted();
+            } catch (PosixException e) {
+                closeQuietly(fd);
+                throw new ProcessWatchException("cannot start the process watcher: " + e.getMessage());
+            }
+            w.fd = fd;
+            registered.put(fd, w);
+        }
+        wake();
+        return w;
+    }
+
+    /** Number of registered watches, for tests. */
+    int registeredCount() {
+        synchronized (lock) {
+            return registered.size();
+        }
+    }
+
+    private void ensureStarted() throws PosixException {
+        assert Thread.holdsLock(lock);
+        if (wakeFd >= 0) {
+            return;
+        }
+        wakeFd = Libc.eventfd(0, Libc.P.EFD_CLOEXEC | Libc.P.EFD_NONBLOCK);
+        int fd = wakeFd;
+        Thread.ofPlatform().daemon().name("spice-process-watch").start(() -> pollLoop(fd));
+    }
+
+    private void wake() {
+        int fd;
+        synchronized (lock) {
+            fd = wakeFd;
+        }
+        try {
+            Libc.write(fd, new byte[] {1, 0, 0, 0, 0, 0, 0, 0}, 0, 8);
+        } catch (PosixException e) {
+            // EAGAIN: the counter is saturated, so a wake-up is pending anyway
+            if (e.errno() != Libc.P.EAGAIN) {
+                LOG.log(System.Logger.Level.ERROR, "process watcher: cannot wake the poll thread: {0}", e.getMessage());
+            }
+        }
+    }
+
+    private void pollLoop(int wake) {
+        short in = (short) Libc.P.POLLIN;
+        while (true) {
+            PidfdWatch[] ws;
+            int[] fds;
+            synchronized (lock) {
+                ws = registered.values().toArray(new PidfdWatch[0]);
+                fds = new int[ws.length + 1];
+                fds[0] = wake;
+                for (int i = 0; i < ws.length; i++) {
+                    fds[i + 1] = ws[i].fd;
+                }
+            }
+            short[] events = new short[fds.length];
+            java.util.Arrays.fill(events, in);
+            short[] revents = new short[fds.length];
+            try {
+                // RACE: a watch closed after the snapshot has its fd closed (and the number
+                // perhaps reused) while we poll it; close() then wakes us, and exited() ignores
+                // any entry whose fd no longer maps to the same watch.
+                Libc.poll(fds, events, revents, -1);
+                if (revents[0] != 0) {
+                    drain(wake);
+                }
+                for (int i = 1; i < fds.length; i++) {
+                    if (revents[i] != 0) {
+                        exited(ws[i - 1], fds[i]);
+                    }
+                }
+            } catch (PosixException | RuntimeException e) {
+                LOG.log(System.Logger.Level.ERROR,
+                        "process watcher: poll failed ({0}); firing every watch", e.getMessage());
+                fireAll();
+                try {
+                    Thread.sleep(100); // a persistent failure must not spin
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    private static void drain(int wake) {
+        try {
+            Libc.read(wake, new byte[8], 0, 8);
+        } catch (PosixException e) {
+            // EAGAIN: already drained
+        }
+    }
+
+    private void exited(PidfdWatch w, int fd) {
+        synchronized (lock) {
+            if (!registered.remove(fd, w)) {
+                return; // closed meanwhile
+            }
+            w.fd = -1;
+            closeQuietly(fd);
+        }
+        w.fire();
+    }
+
+    private void fireAll() {
+        PidfdWatch[] ws;
+        synchronized (lock) {
+            ws = registered.values().toArray(new PidfdWatch[0]);
+            for (PidfdWatch w : ws) {
+                closeQuietly(w.fd);
+                w.fd = -1;
+            }
+            registered.clear();
+        }
+        for (PidfdWatch w : ws) {
+            w.fire();
+        }
+    }
+
+    private static void closeQuietly(int fd) {
+        try {
+            Libc.close(fd);
+        } catch (PosixException e) {
+            LOG.log(System.Logger.Level.WARNING, "process watcher: close failed: {0}", e.getMessage());
+        }
+    }
+
+    private final class PidfdWatch implements Watch {
+        private final long pid;
+        private final long startTime;
+        private final Runnable onExit;
+        private final AtomicInteger state = new AtomicInteger(ARMED);
+        /** The pidfd while registered, else -1. Guarded by {@link #lock}. */
+        private int fd = -1;
+
+        PidfdWatch(long pid, long startTime, Runnable onExit) {
+            this.pid = pid;
+            this.startTime = startTime;
+            this.onExit = onExit;
+        }
+
+        @Override
+        public long pid() {
+            return pid;
+        }
+
+        @Override
+        public long startTime() {
+            return startTime;
+        }
+
+        void fire() {
+            if (state.compareAndSet(ARMED, PENDING)) {
+                callbacks.execute(this::run);
+            }
+        }
+
+        private void run() {
+            if (state.compareAndSet(PENDING, DONE)) {
+                try {
+                    onExit.run();
+                } catch (RuntimeException | Error e) {
+                    LOG.log(System.Logger.Level.ERROR, "process watcher: onExit of pid " + pid + " failed", e);
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            state.compareAndSet(ARMED, CLOSED);
+            state.compareAndSet(PENDING, CLOSED);
+            boolean released = false;
+            synchronized (lock) {
+                if (fd >= 0 && registered.remove(fd, this)) {
+                    closeQuietly(fd);
+                    fd = -1;
+                    released = true;
+                }
+            }
+            if (released) {
+                wake();
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "Watch[pid=" + pid + ", startTime=" + startTime + "]";
+        }
+    }
+}
