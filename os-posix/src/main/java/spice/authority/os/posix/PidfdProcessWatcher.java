@@ -71,6 +71,11 @@ final class PidfdProcessWatcher implements ProcessWatcher {
     }
 
     @Override
+    public OptionalLong parentPid(long pid) {
+        return ProcFs.parentPid(pid);
+    }
+
+    @Override
     public OptionalLong realUid(long pid) {
         return ProcFs.realUid(pid);
     }

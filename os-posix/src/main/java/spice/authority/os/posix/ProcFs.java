@@ -38,6 +38,28 @@ final class ProcFs {
         return status == null ? OptionalLong.empty() : parseRealUid(status);
     }
 
+    /** The parent pid (field 4 of {@code /proc/<pid>/stat}), or empty for no such live process. */
+    static OptionalLong parentPid(long pid) {
+        if (!validPid(pid)) {
+            return OptionalLong.empty();
+        }
+        String stat = read(pid, "stat");
+        return stat == null ? OptionalLong.empty() : parseParentPid(stat);
+    }
+
+    /** Field 4 ({@code ppid}), counted after the last {@code ')'} like {@link #parseStartTime}. */
+    static OptionalLong parseParentPid(String stat) {
+        int close = stat.lastIndexOf(')');
+        if (close < 0) {
+            return OptionalLong.empty();
+        }
+        String[] f = stat.substring(close + 1).strip().split(" ");
+        if (f.length < 2) {
+            return OptionalLong.empty();
+        }
+        return unsignedDecimal(f[4 - 3]);
+    }
+
     /**
      * Field 22 ({@code starttime}) of a {@code /proc/<pid>/stat} line, or empty if the line is
      * malformed or the state (field 3) is zombie ({@code Z}) or dead ({@code X}, {@code x}).

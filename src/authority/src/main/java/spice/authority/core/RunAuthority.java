@@ -318,6 +318,39 @@ public final class RunAuthority implements AutoCloseable {
         return readRecord(RecordCodec.fileStem(runId), runId, false);
     }
 
+    /**
+     * Reads and verifies a state file found by listing the directory. The record must name the run
+     * whose hashed file name it sits under, so a renamed file cannot pose as another run.
+     *
+     * @return empty when the file vanished
+     * @throws AuthorityException.Verification when unverifiable, foreign or misnamed
+     */
+    public Optional<RunRecord> readStateFile(String fileName) throws AuthorityException {
+        checkOpen();
+        if (!fileName.startsWith("run-") || !fileName.endsWith(".state") || fileName.length() != 4 + 64 + 6) {
+            throw new AuthorityException.Verification();
+        }
+        byte[] file;
+        try {
+            file = dir.read(fileName, RecordCodec.MAX_FILE_BYTES);
+        } catch (DirectoryRefusedException e) {
+            if (e.category() == DirectoryRefusedException.Category.MISSING) {
+                return Optional.empty();
+            }
+            throw new AuthorityException.Unavailable("record refused: " + e.getMessage());
+        }
+        RunRecord rec;
+        try {
+            rec = RecordCodec.verifyFile(file, recordMac);
+        } catch (RecordCodec.Unverifiable e) {
+            throw new AuthorityException.Verification();
+        }
+        if (!(RecordCodec.fileStem(rec.runId()) + ".state").equals(fileName)) {
+            throw new AuthorityException.Verification();
+        }
+        return Optional.of(verifyRecord(file, rec.runId()));
+    }
+
     // ---- shutdown ---------------------------------------------------------------------------
 
     /**

@@ -63,6 +63,12 @@ public interface ProcessWatcher {
     OptionalLong realUid(long pid);
 
     /**
+     * The parent pid of a live process, or empty when there is no such process. Used to accept a
+     * host that declares an ancestor of the connecting process (a shell running curl) as itself.
+     */
+    OptionalLong parentPid(long pid);
+
+    /**
      * Watches a process until it exits.
      *
      * @param pid the process id

@@ -10,6 +10,9 @@ import picocli.CommandLine;
 public final class Main {
     private Main() {}
 
+    /** True when started by the Quarkus runner jar, which alone can boot the HTTP service. */
+    public static final java.util.concurrent.atomic.AtomicBoolean QUARKUS_RUNNER = new java.util.concurrent.atomic.AtomicBoolean();
+
     // Held strongly: JUL keeps loggers weakly, and the level must survive until the command ends.
     private static final java.util.logging.Logger PLATFORM_LOG =
             java.util.logging.Logger.getLogger("spice.authority.os.SecureDirectories");
@@ -18,7 +21,10 @@ public final class Main {
         // The one-time "secure directory platform" INFO line is for the helper's log, not for
         // short commands whose output users read.
         PLATFORM_LOG.setLevel(java.util.logging.Level.WARNING);
-        System.exit(run(args));
+        int code = run(args);
+        if (code != ServeMarker.SERVED) {
+            System.exit(code);
+        }
     }
 
     /** Runs the CLI and returns its exit code (0 ok, 1 refused, 2 usage). */

@@ -70,74 +70,14 @@ public final class SnapshotInspectCommand implements java.util.concurrent.Callab
             out.println(file + ": REJECTED " + e.rule().id() + " " + e.rule().reason());
             return Cli.REFUSED;
         }
-        boolean ok = true;
-        JsonGenerator g = new JsonFactory().createGenerator(out);
-        g.useDefaultPrettyPrinter();
-        g.writeStartObject();
-        g.writeStringField("file", file);
-        g.writeStringField("encoding", isJson ? "protobuf JSON mapping" : "binary protobuf");
-
-        g.writeObjectFieldStart("envelope");
-        g.writeStringField("format", env.format());
-        g.writeStringField("run_id", env.runId());
-        g.writeStringField("last_sequence", Long.toUnsignedString(env.lastSequence()));
-        g.writeStringField("lifecycle", env.lifecycleName());
-        g.writeNumberField("payload_bytes", env.payloadLength());
-        g.writeStringField("sha256", GoText.hex(env.sha256()));
-        g.writeNumberField("encoded_bytes", env.encodedLength());
-        g.writeEndObject();
-
-        g.writeObjectFieldStart("checks");
-        try {
-            Envelopes.validate(env);
-            g.writeStringField("structure", "ok");
-        } catch (EnvelopeRejectedException e) {
-            ok = false;
-            g.writeStringField("structure", e.rule().id() + ": " + e.rule().reason());
-        }
-        boolean digestOk = MessageDigest.isEqual(HmacSha256.sha256(env.payload()), env.sha256());
-        ok &= digestOk;
-        g.writeStringField("digest", digestOk ? "ok: sha256 matches the payload" : "mismatch: sha256 does not match the payload");
-        String claimShape = !env.hasAuthority() ? "missing"
-                : env.claim().isPresent() ? "ok: 32-byte scope, generation >= 1, 32-byte HMAC" : "malformed";
-        ok &= env.claim().isPresent();
-        g.writeStringField("claim_shape", claimShape);
-        Snapshot snapshot = null;
-        try {
-            snapshot = Snapshot.decode(env.payload());
-            g.writeStringField("payload", "ok: valid canonical v1alpha2");
-        } catch (PayloadRejectedException e) {
-            ok = false;
-            g.writeStringField("payload", e.getMessage());
-        }
-        if (snapshot != null) {
-            boolean agree = snapshot.runId().equals(env.runId()) && snapshot.lastSequence() == env.lastSequence()
-                    && snapshot.status().lifecycleNumber() == env.lifecycleNumber();
-            ok &= agree;
-            g.writeStringField("agreement", agree ? "ok: run_id, last_sequence and lifecycle match the payload"
-                    : "mismatch: run_id, last_sequence or lifecycle differ from the payload");
-        } else {
-            g.writeStringField("agreement", "not checked: payload invalid");
-        }
-        g.writeEndObject();
-
-        if (env.hasAuthority()) {
-            g.writeObjectFieldStart("claim");
-            g.writeStringField("scope_id", GoText.hex(env.authorityScopeId()));
-            g.writeStringField("generation", Long.toUnsignedString(env.authorityGeneration()));
-            g.writeStringField("hmac_sha256", env.authorityMacLength() + " bytes (not shown)");
-            g.writeEndObject();
-        }
-        g.writeStringField("authenticity", "not verified: only the authority that holds the key can verify the claim (import through the helper)");
-        if (snapshot != null) {
-            writeSummary(g, snapshot);
-        }
-        g.writeEndObject();
-        g.flush();
-        out.println();
+        InspectView.Result v = InspectView.of(env, isJson ? "protobuf JSON mapping" : "binary protobuf", file);
+        out.println(PRETTY.writeValueAsString(v.view()));
         out.flush();
-        return ok ? Cli.OK : Cli.REFUSED;
+        return v.ok() ? Cli.OK : Cli.REFUSED;
     }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper PRETTY = new com.fasterxml.jackson.databind.ObjectMapper()
+            .enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT);
 
     private static boolean looksLikeJson(byte[] b) {
         for (byte x : b) {
@@ -147,55 +87,5 @@ public final class SnapshotInspectCommand implements java.util.concurrent.Callab
             return x == '{';
         }
         return false;
-    }
-
-    /** Counts and identities only; conversation text and tool data are never printed. */
-    static void writeSummary(JsonGenerator g, Snapshot s) throws IOException {
-        g.writeObjectFieldStart("payload");
-        g.writeStringField("run_id", s.runId());
-        g.writeStringField("status", s.status().wire());
-        g.writeObjectFieldStart("definition");
-        g.writeStringField("name", s.definition().name());
-        g.writeStringField("model", s.definition().model());
-        g.writeNumberField("max_turns", s.definition().maxTurns());
-        g.writeEndObject();
-        g.writeNumberField("completed_turns", s.completedTurns());
-        g.writeStringField("last_sequence", Long.toUnsignedString(s.lastSequence()));
-        g.writeNumberField("messages", s.history().size());
-        Map<Role, Integer> roles = new EnumMap<>(Role.class);
-        Map<String, Integer> parts = new LinkedHashMap<>();
-        for (String k : new String[] {"text", "tool_call", "tool_result", "extension"}) {
-            parts.put(k, 0);
-        }
-        for (Message m : s.history()) {
-            roles.merge(m.role(), 1, Integer::sum);
-            for (Part p : m.parts()) {
-                parts.merge(p.kind(), 1, Integer::sum);
-            }
-        }
-        g.writeObjectFieldStart("messages_by_role");
-        for (Role r : Role.values()) {
-            g.writeNumberField(r.wire(), roles.getOrDefault(r, 0));
-        }
-        g.writeEndObject();
-        g.writeObjectFieldStart("parts_by_kind");
-        for (Map.Entry<String, Integer> e : parts.entrySet()) {
-            g.writeNumberField(e.getKey(), e.getValue());
-        }
-        g.writeEndObject();
-        g.writeObjectFieldStart("plan_identity");
-        g.writeArrayFieldStart("compiled_identities");
-        for (String c : s.planIdentity().compiledIdentities()) {
-            g.writeString(c);
-        }
-        g.writeEndArray();
-        g.writeStringField("snapshot_compatibility_identity", s.planIdentity().snapshotCompatibilityIdentity());
-        g.writeStringField("tool_plan_id", s.planIdentity().toolPlanId());
-        g.writeStringField("fingerprint", s.planIdentity().fingerprint());
-        g.writeBooleanField("importable_plan", !s.planIdentity().snapshotCompatibilityIdentity().isEmpty());
-        g.writeEndObject();
-        g.writeNumberField("seen_interaction_ids", s.seenInteractionIds().size());
-        g.writeBooleanField("resumable", !s.status().isTerminal());
-        g.writeEndObject();
     }
 }

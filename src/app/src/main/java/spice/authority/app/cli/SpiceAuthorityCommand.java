@@ -1,18 +1,15 @@
 package spice.authority.app.cli;
 
-import io.quarkus.picocli.runtime.annotations.TopCommand;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
-@TopCommand
 @Command(name = "spice-authority",
         mixinStandardHelpOptions = true,
         versionProvider = VersionProvider.class,
         description = {
             "The per-user run authority for AI-agent hosts (RFC 0007, spice-agent snapshot format v1alpha2).",
-            "This release creates and checks the authority directory, validates snapshot payloads",
-            "and inspects signed envelopes."
+            "'serve' runs the helper's local HTTP API; the other commands work offline or talk to it."
         },
         commandListHeading = "%nCommands:%n",
         footerHeading = "%nExit codes:%n",
@@ -22,11 +19,12 @@ import picocli.CommandLine.Spec;
             "  2  usage error",
             "",
             "Examples:",
+            "  spice-authority serve",
             "  spice-authority authority init",
             "  spice-authority snapshot validate payload.json",
             "  spice-authority snapshot inspect envelope.pb"
         },
-        subcommands = {AuthorityCommand.class, SnapshotCommand.class})
+        subcommands = {spice.authority.app.serve.ServeCommand.class, AuthorityCommand.class, SnapshotCommand.class})
 public final class SpiceAuthorityCommand implements Runnable {
     @Spec
     CommandSpec spec;

@@ -1,0 +1,371 @@
+package spice.authority.app.api;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.ext.web.RoutingContext;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.DELETE;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+import org.jboss.logging.Logger;
+import spice.authority.app.cli.InspectView;
+import spice.authority.app.serve.ServeContext;
+import spice.authority.app.session.ImportTx;
+import spice.authority.app.session.Session;
+import spice.authority.app.session.SessionRegistry;
+import spice.authority.core.ActiveRun;
+import spice.authority.core.AuthorityException;
+import spice.authority.core.Cancellation;
+import spice.authority.core.RunAuthority;
+import spice.authority.core.RunImport;
+import spice.authority.core.RunRecord;
+import spice.authority.snapshot.envelope.Envelope;
+import spice.authority.snapshot.envelope.EnvelopeRejectedException;
+import spice.authority.snapshot.payload.PayloadRejectedException;
+import spice.authority.snapshot.payload.Snapshot;
+
+/**
+ * The HTTP API v1 (ARCHITECTURE.md): thin translation between HTTP and the run authority. Every
+ * mutating call names its session in {@code Spice-Session}; errors are problem bodies.
+ */
+@Path("/v1")
+@Tag(name = "v1")
+public class ApiResources {
+    private static final Logger LOG = Logger.getLogger(ApiResources.class);
+    static final String SESSION = "Spice-Session";
+    private static final String PROBLEM = Problems.MEDIA_TYPE;
+
+    @Inject
+    SessionRegistry sessions;
+
+    @Inject
+    MeterRegistry metrics;
+
+    private static RunAuthority authority() {
+        return ServeContext.current().authority();
+    }
+
+    private void transition(String kind, String result) {
+        metrics.counter("spice_authority_transitions_total", "kind", kind, "result", result).increment();
+    }
+
+    private <T> T counted(String kind, AuthorityCall<T> call) throws AuthorityException {
+        try {
+            T t = call.run();
+            transition(kind, "ok");
+            return t;
+        } catch (AuthorityException e) {
+            transition(kind, e.code());
+            throw e;
+        }
+    }
+
+    @FunctionalInterface
+    private interface AuthorityCall<T> {
+        T run() throws AuthorityException;
+    }
+
+    // ---- sessions ---------------------------------------------------------------------------
+
+    @POST
+    @Path("/sessions")
+    @Consumes(MediaType.WILDCARD)
+    @Produces(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Open a session for the calling host process")
+    @APIResponse(responseCode = "200", description = "{\"session\": id}")
+    @APIResponse(responseCode = "400", description = "invalid_request: pid missing (TCP) or process not running",
+            content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "401", description = "unauthorized: another user's process", content = @Content(mediaType = PROBLEM))
+    public Dto.SessionResponse openSession(RoutingContext rc, byte[] body) {
+        Caller caller = Caller.of(rc);
+        long pid;
+        boolean fromCreds;
+        if (caller.peerPid().isPresent()) {
+            Dto.SessionRequest req = Json.read(body, Dto.SessionRequest.class);
+            if (req != null && req.pid() != null) {
+                Session s = sessions.openForAncestor(caller.peerPid().getAsLong(), req.pid());
+                return new Dto.SessionResponse(s.id(), s.pid());
+            }
+            pid = caller.peerPid().getAsLong();
+            fromCreds = true;
+        } else {
+            Dto.SessionRequest req = Json.read(body, Dto.SessionRequest.class);
+            if (req == null || req.pid() == null || req.pid() <= 0) {
+                throw ApiException.invalidRequest("on TCP, POST /v1/sessions needs {\"pid\": N} of the calling host process");
+            }
+            pid = req.pid();
+            fromCreds = false;
+        }
+        Session s = sessions.open(pid, fromCreds);
+        return new Dto.SessionResponse(s.id(), s.pid());
+    }
+
+    @DELETE
+    @Path("/sessions/{session}")
+    @Operation(summary = "Close a session; releases its run leases and aborts its imports")
+    @APIResponse(responseCode = "204", description = "closed")
+    @APIResponse(responseCode = "401", description = "unauthorized: unknown session or another process's", content = @Content(mediaType = PROBLEM))
+    public Response closeSession(RoutingContext rc, @PathParam("session") String id) {
+        Session s = sessions.require(id, Caller.of(rc).peerPid());
+        sessions.close(s, "closed by its host");
+        return Response.noContent().build();
+    }
+
+    // ---- authority --------------------------------------------------------------------------
+
+    @GET
+    @Path("/authority")
+    @Produces(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Scope ID, key generation, state and counts; never secrets")
+    @APIResponse(responseCode = "200", description = "the authority view")
+    public Dto.AuthorityView authorityView() {
+        RunAuthority a = authority();
+        Map<String, Integer> byPhase = new TreeMap<>();
+        int unreadable = 0;
+        int owned = 0;
+        try {
+            RunListing listing = RunListing.of(a);
+            for (RunRecord r : listing.records()) {
+                byPhase.merge(r.phase().name(), 1, Integer::sum);
+            }
+            unreadable = listing.unreadable();
+        } catch (AuthorityException.Closed e) {
+            // counts unavailable while closing
+        }
+        for (Session s : sessions.all()) {
+            owned += s.runCount();
+        }
+        return new Dto.AuthorityView(a.scopeIdHex(), Dto.u64(a.keyGeneration()), a.state(), a.directory(),
+                ServeContext.current().endpoint().display(), sessions.all().size(), owned, sessions.importCount(),
+                a.outstandingLeases(), byPhase, unreadable);
+    }
+
+    // ---- runs -------------------------------------------------------------------------------
+
+    private Dto.RunView view(RunRecord r) {
+        return new Dto.RunView(r.runId(), r.phase().name(), Dto.u64(r.runGeneration()), sessions.ownerOf(r.runId()).isPresent());
+    }
+
+    @GET
+    @Path("/runs")
+    @Produces(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Every run with a verified record in the authority directory")
+    public java.util.List<Dto.RunView> listRuns() throws AuthorityException {
+        return RunListing.of(authority()).records().stream().map(this::view).toList();
+    }
+
+    @POST
+    @Path("/runs")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Produces(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Start: durable ACTIVE at generation 1, lease to the session")
+    @APIResponse(responseCode = "200", description = "the run")
+    @APIResponse(responseCode = "409", description = "busy or state_conflict (the run ID exists)", content = @Content(mediaType = PROBLEM))
+    public Dto.RunView start(RoutingContext rc, @HeaderParam(SESSION) String sessionId, byte[] body) throws AuthorityException {
+        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        Dto.StartRequest req = Json.read(body, Dto.StartRequest.class);
+        if (req == null || req.runId() == null) {
+            throw ApiException.invalidRequest("POST /v1/runs needs {\"run_id\": \"...\"}");
+        }
+        ActiveRun run = counted("start", () -> authority().start(req.runId(), Cancellation.none()));
+        sessions.own(s, run);
+        LOG.infof("run %s started (generation 1)", req.runId());
+        return new Dto.RunView(run.runId(), "ACTIVE", Dto.u64(run.runGeneration()), true);
+    }
+
+    @GET
+    @Path("/runs/{run_id}")
+    @Produces(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Phase, run generation and whether a session owns it; no secrets")
+    @APIResponse(responseCode = "404", description = "not_found", content = @Content(mediaType = PROBLEM))
+    public Dto.RunView get(@PathParam("run_id") String runId) throws AuthorityException {
+        Optional<RunRecord> r = authority().inspect(runId);
+        return view(r.orElseThrow(() -> ApiException.notFound("no run " + runId)));
+    }
+
+    @POST
+    @Path("/runs/{run_id}/snapshots")
+    @Consumes({Bodies.PAYLOAD, MediaType.APPLICATION_JSON})
+    @Produces({Bodies.PROTOBUF, MediaType.APPLICATION_JSON})
+    @Operation(summary = "Validate, sign and persist a v1alpha2 payload: SUSPENDED (lease kept) or terminal (lease released)")
+    @APIResponse(responseCode = "200", description = "the signed SnapshotEnvelope (binary, or JSON mapping with Accept: application/json)")
+    @APIResponse(responseCode = "422", description = "invalid_snapshot with the rule id", content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "409", description = "state_conflict (a different snapshot, or not owned)", content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "500", description = "uncertain: the write's outcome is unknown", content = @Content(mediaType = PROBLEM))
+    public Response sign(RoutingContext rc, @HeaderParam(SESSION) String sessionId, @HeaderParam("Accept") String accept,
+                         @PathParam("run_id") String runId, byte[] body) throws AuthorityException {
+        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        Bodies.requireSize(body, Snapshot.MAX_PAYLOAD_BYTES, "payload");
+        Snapshot snapshot;
+        try {
+            snapshot = Snapshot.decode(body);
+        } catch (PayloadRejectedException e) {
+            throw new ApiException(422, "invalid_snapshot", e.getMessage(), e.rule().id());
+        }
+        if (!snapshot.runId().equals(runId)) {
+            throw ApiException.invalidRequest("payload run_id differs from the run in the path");
+        }
+        ActiveRun run = sessions.leaseOf(s, runId);
+        Envelope env = counted(snapshot.status().isTerminal() ? "sign_terminal" : "sign_suspended",
+                () -> run.seal(snapshot, Cancellation.none()));
+        if (run.isClosed()) {
+            sessions.forget(s, runId); // terminal: the lease ended with the tombstone
+        }
+        LOG.infof("run %s signed %s at sequence %s", runId, snapshot.status().wire(), Long.toUnsignedString(snapshot.lastSequence()));
+        return envelopeResponse(env, accept);
+    }
+
+    static Response envelopeResponse(Envelope env, String accept) {
+        if (Bodies.wantsJson(accept)) {
+            return Response.ok(env.toJson(), MediaType.APPLICATION_JSON).build();
+        }
+        return Response.ok(env.toBinary(), Bodies.PROTOBUF).build();
+    }
+
+    @POST
+    @Path("/runs/{run_id}/resume")
+    @Produces(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Local resume: durable ACTIVE at the next generation; the earlier envelope never verifies again")
+    public Dto.RunView resume(RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
+            throws AuthorityException {
+        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        ActiveRun run = sessions.leaseOf(s, runId);
+        counted("resume", () -> {
+            run.resume(Cancellation.none());
+            return null;
+        });
+        return new Dto.RunView(runId, "ACTIVE", Dto.u64(run.runGeneration()), true);
+    }
+
+    @DELETE
+    @Path("/runs/{run_id}/lease")
+    @Operation(summary = "Release the lease (the host stopped); nothing is written")
+    @APIResponse(responseCode = "204", description = "released")
+    public Response release(RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
+            throws AuthorityException {
+        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        sessions.leaseOf(s, runId);
+        sessions.release(s, runId);
+        return Response.noContent().build();
+    }
+
+    @POST
+    @Path("/runs/{run_id}/abandon")
+    @Produces(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Operator action: tombstone an ACTIVE or IMPORTING orphan (no live owner) as CANCELLED")
+    @APIResponse(responseCode = "409", description = "busy (a live owner) or state_conflict (not an orphan)", content = @Content(mediaType = PROBLEM))
+    public Dto.RunView abandon(RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
+            throws AuthorityException {
+        sessions.require(sessionId, Caller.of(rc).peerPid());
+        if (sessions.ownerOf(runId).isPresent()) {
+            throw new AuthorityException.Busy("run " + runId + " is owned by a live session");
+        }
+        RunRecord r = counted("abandon", () -> authority().abandon(runId, Cancellation.none()));
+        LOG.infof("run %s abandoned by the operator (CANCELLED at generation %s)", runId, Long.toUnsignedString(r.runGeneration()));
+        return view(r);
+    }
+
+    // ---- imports ----------------------------------------------------------------------------
+
+    @POST
+    @Path("/imports")
+    @Consumes({Bodies.PROTOBUF, MediaType.APPLICATION_JSON, MediaType.APPLICATION_OCTET_STREAM})
+    @Produces(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Prepare an import: verify the envelope against the signed record, then lock the run")
+    @APIResponse(responseCode = "403", description = "verification_failed (one identical body for every authenticity failure)",
+            content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "409", description = "busy: the owner is alive", content = @Content(mediaType = PROBLEM))
+    public Dto.ImportView prepare(RoutingContext rc, @HeaderParam(SESSION) String sessionId,
+                                  @HeaderParam("Content-Type") String contentType, byte[] body) throws AuthorityException {
+        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        Bodies.requireSize(body, Envelope.MAX_ENCODED_BYTES * 2, "envelope");
+        Envelope env;
+        try {
+            env = Bodies.envelope(contentType, body);
+        } catch (EnvelopeRejectedException e) {
+            // SECURITY: a body that is not an envelope at all is a verification failure too, with the same body.
+            transition("prepare_import", "verification_failed");
+            throw new AuthorityException.Verification();
+        }
+        RunImport imp = counted("prepare_import", () -> authority().prepareImport(env, Cancellation.none()));
+        ImportTx tx = sessions.addImport(s, imp, env.lastSequence());
+        return new Dto.ImportView(tx.id(), tx.runId(), Dto.u64(env.lastSequence()), Dto.u64(env.lastSequence() + 1));
+    }
+
+    @POST
+    @Path("/imports/{import}/consume")
+    @Produces(MediaType.APPLICATION_JSON)
+    @Operation(summary = "The consume point: durable IMPORTING")
+    public Dto.RunView consume(RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("import") String importId)
+            throws AuthorityException {
+        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        ImportTx tx = sessions.importOf(s, importId);
+        counted("consume", () -> {
+            tx.runImport().consume(Cancellation.none());
+            return null;
+        });
+        return get(tx.runId());
+    }
+
+    @POST
+    @Path("/imports/{import}/activate")
+    @Produces(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Durable ACTIVE; the run lease now belongs to the session")
+    public Dto.RunView activate(RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("import") String importId)
+            throws AuthorityException {
+        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        ImportTx tx = sessions.importOf(s, importId);
+        ActiveRun run = counted("activate", () -> tx.runImport().activate(Cancellation.none()));
+        sessions.removeImport(tx);
+        sessions.own(s, run);
+        LOG.infof("run %s imported and active at generation %s", tx.runId(), Long.toUnsignedString(run.runGeneration()));
+        return new Dto.RunView(tx.runId(), "ACTIVE", Dto.u64(run.runGeneration()), true);
+    }
+
+    @DELETE
+    @Path("/imports/{import}")
+    @Operation(summary = "Abort: clean before consume; after consume the run stays IMPORTING and this answers uncertain")
+    @APIResponse(responseCode = "204", description = "aborted cleanly")
+    @APIResponse(responseCode = "500", description = "uncertain: aborted after the consume point", content = @Content(mediaType = PROBLEM))
+    public Response abort(RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("import") String importId)
+            throws AuthorityException {
+        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        ImportTx tx = sessions.importOf(s, importId);
+        sessions.removeImport(tx);
+        tx.runImport().abort();
+        return Response.noContent().build();
+    }
+
+    // ---- inspect ----------------------------------------------------------------------------
+
+    @POST
+    @Path("/snapshots/inspect")
+    @Consumes({Bodies.PROTOBUF, MediaType.APPLICATION_JSON, MediaType.APPLICATION_OCTET_STREAM})
+    @Produces(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Structural validation and a JSON view of an envelope (never says it is authentic)")
+    public Response inspect(@HeaderParam("Content-Type") String contentType, byte[] body) {
+        Bodies.requireSize(body, Envelope.MAX_ENCODED_BYTES * 2, "envelope");
+        Envelope env;
+        boolean json = contentType != null && contentType.startsWith(MediaType.APPLICATION_JSON);
+        try {
+            env = Bodies.envelope(contentType, body);
+        } catch (EnvelopeRejectedException e) {
+            throw ApiException.invalidRequest(e.getMessage());
+        }
+        InspectView.Result v = InspectView.of(env, json ? "protobuf JSON mapping" : "binary protobuf", null);
+        return Response.ok(Json.write(v.view()), MediaType.APPLICATION_JSON).build();
+    }
+}

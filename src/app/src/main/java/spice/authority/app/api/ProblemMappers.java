@@ -1,0 +1,54 @@
+package spice.authority.app.api;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.core.Response;
+import org.jboss.logging.Logger;
+import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+import spice.authority.core.AuthorityException;
+
+/** The one place where typed failures become problem responses. */
+public class ProblemMappers {
+    private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
+
+    @Inject
+    MeterRegistry metrics;
+
+    private Response problem(int status, String code, String detail, String rule) {
+        metrics.counter("spice_authority_refusals_total", "code", code).increment();
+        return Response.status(status).type(Problems.MEDIA_TYPE).entity(Problems.body(status, code, detail, rule)).build();
+    }
+
+    @ServerExceptionMapper
+    public Response authority(AuthorityException e) {
+        return problem(Problems.status(e), e.code(), e.getMessage(), null);
+    }
+
+    @ServerExceptionMapper
+    public Response api(ApiException e) {
+        return problem(e.status(), e.code(), e.getMessage(), e.rule());
+    }
+
+    @ServerExceptionMapper
+    public Response web(WebApplicationException e) {
+        int status = e.getResponse().getStatus();
+        String code = status == 404 ? "not_found" : status == 413 ? "invalid_request" : status == 401 ? "unauthorized" : "invalid_request";
+        String detail = switch (status) {
+            case 404 -> "no such resource";
+            case 405 -> "method not allowed";
+            case 406 -> "cannot produce the requested media type";
+            case 413 -> "request body too large";
+            case 415 -> "unsupported media type";
+            default -> "invalid request";
+        };
+        return problem(status, code, detail, null);
+    }
+
+    @ServerExceptionMapper
+    public Response unexpected(RuntimeException e) {
+        // Never echo internals: log the type (no message, which could carry content) and answer generically.
+        LOG.errorf("unexpected %s in request handling", e.getClass().getName());
+        return problem(500, "unavailable", "internal error", null);
+    }
+}

@@ -1,0 +1,67 @@
+package spice.authority.app.api;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import spice.authority.core.AuthorityException;
+
+/** RFC 9457 problem bodies with the stable codes of ARCHITECTURE.md. */
+public final class Problems {
+    public static final String MEDIA_TYPE = "application/problem+json";
+    private static final JsonFactory JSON = new JsonFactory();
+
+    private Problems() {}
+
+    /** HTTP status for an authority failure class. */
+    public static int status(AuthorityException e) {
+        return switch (e) {
+            case AuthorityException.Configuration c -> 400;
+            case AuthorityException.Verification v -> 403;
+            case AuthorityException.Busy b -> 409;
+            case AuthorityException.State s -> 409;
+            case AuthorityException.Uncertain u -> 500;
+            case AuthorityException.Unavailable u -> 503;
+            case AuthorityException.Closed c -> 503;
+            case AuthorityException.Cancelled c -> 503;
+        };
+    }
+
+    public static String title(String code) {
+        return switch (code) {
+            case "invalid_request" -> "Invalid request";
+            case "invalid_snapshot" -> "Invalid snapshot";
+            case "verification_failed" -> "Verification failed";
+            case "busy" -> "Run busy";
+            case "state_conflict" -> "State conflict";
+            case "uncertain" -> "Outcome uncertain";
+            case "unavailable" -> "Authority unavailable";
+            case "closing" -> "Helper closing";
+            case "not_found" -> "Not found";
+            case "unauthorized" -> "Unauthorized";
+            case "cancelled" -> "Cancelled";
+            default -> "Error";
+        };
+    }
+
+    /** The problem body. Verification failures always produce the identical bytes. */
+    public static String body(int status, String code, String detail, String rule) {
+        StringWriter w = new StringWriter();
+        try (JsonGenerator g = JSON.createGenerator(w)) {
+            g.writeStartObject();
+            g.writeStringField("type", "urn:spice-authority:problem:" + code);
+            g.writeStringField("title", title(code));
+            g.writeNumberField("status", status);
+            g.writeStringField("code", code);
+            g.writeStringField("detail", detail);
+            if (rule != null) {
+                g.writeStringField("rule", rule);
+            }
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return w.toString();
+    }
+}

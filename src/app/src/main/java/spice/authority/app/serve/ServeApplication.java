@@ -1,0 +1,84 @@
+package spice.authority.app.serve;
+
+import io.quarkus.arc.Arc;
+import io.quarkus.runtime.Quarkus;
+import io.quarkus.runtime.QuarkusApplication;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.jboss.logging.Logger;
+import spice.authority.app.session.SessionRegistry;
+import spice.authority.core.AuthorityException;
+
+/**
+ * The running helper: announces the endpoint once requests are accepted, waits for SIGTERM, then
+ * drains (new requests get {@code closing}, in-flight ones finish), releases every session's
+ * leases, closes the authority (the master key is zeroed) and exits 0.
+ */
+public final class ServeApplication implements QuarkusApplication {
+    private static final Logger LOG = Logger.getLogger(ServeApplication.class);
+    static final Duration DRAIN = Duration.ofSeconds(10);
+
+    @Override
+    public int run(String... args) {
+        ServeContext ctx = ServeContext.current();
+        String shown = ctx.endpoint().display();
+        if (ctx.endpoint() instanceof ServeContext.Endpoint.Tcp t && t.port() == 0) {
+            String actual = System.getProperty("quarkus.http.port");
+            shown = new ServeContext.Endpoint.Tcp(t.host(), Integer.parseInt(actual), t.tokenFile()).display();
+        }
+        LOG.infof("authority %s (scope %s, key generation %s) serving on %s", ctx.authority().directory(),
+                ctx.authority().scopeIdHex(), Long.toUnsignedString(ctx.authority().keyGeneration()), shown);
+        System.out.println("listening on " + shown);
+        System.out.flush();
+        Quarkus.waitForExit();
+        drain();
+        return 0;
+    }
+
+    /** Stops accepting work, lets in-flight requests finish (bounded), then releases everything. */
+    static void drain() {
+        ServeContext ctx = ServeContext.current();
+        if (ctx == null) {
+            return;
+        }
+        RequestGate gate = Arc.container().instance(RequestGate.class).get();
+        gate.close();
+        if (!gate.awaitIdle(DRAIN)) {
+            LOG.warnf("shutdown: %d request(s) still in flight after %s", gate.inFlight(), DRAIN);
+        }
+        SessionRegistry sessions = Arc.container().instance(SessionRegistry.class).get();
+        sessions.closeAll("helper shutting down");
+        try {
+            ctx.authority().close(Duration.ofSeconds(5));
+        } catch (AuthorityException.Busy e) {
+            LOG.warnf("shutdown: %s", e.getMessage());
+        }
+        cleanUp();
+        LOG.info("authority closed; key zeroed");
+    }
+
+    /** Removes the endpoint files and releases the endpoint and instance locks. Idempotent. */
+    static synchronized void cleanUp() {
+        ServeContext ctx = ServeContext.current();
+        if (ctx == null) {
+            return;
+        }
+        try {
+            switch (ctx.endpoint()) {
+                case ServeContext.Endpoint.Unix u -> Files.deleteIfExists(Path.of(u.socketPath()));
+                case ServeContext.Endpoint.Tcp t -> Files.deleteIfExists(Path.of(t.tokenFile()));
+            }
+        } catch (IOException e) {
+            LOG.warnf("could not remove endpoint file: %s", e.getMessage());
+        }
+        if (ctx.bearerToken() != null) {
+            java.util.Arrays.fill(ctx.bearerToken(), (byte) 0);
+        }
+        ctx.authority().close();
+        ctx.endpointLock().close();
+        ctx.endpointDir().close();
+        ctx.instanceLock().close();
+    }
+}

@@ -1,0 +1,304 @@
+package spice.authority.app.serve;
+
+import io.quarkus.runtime.Quarkus;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import spice.authority.app.cli.Cli;
+import spice.authority.app.cli.Main;
+import spice.authority.app.cli.ServeMarker;
+import spice.authority.core.AuthorityException;
+import spice.authority.core.RunAuthority;
+import spice.authority.os.DirectoryRefusedException;
+import spice.authority.os.LockMode;
+import spice.authority.os.OpenMode;
+import spice.authority.os.ProcessWatcher;
+import spice.authority.os.SecureDirectories;
+import spice.authority.os.SecureDirectory;
+import spice.authority.os.SecureDirectoryProvider;
+import spice.authority.os.StableLock;
+import spice.authority.os.UnsupportedPlatformException;
+
+@Command(name = "serve",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Run the helper: open the authority directory, take the single-instance lock, then serve",
+            "the HTTP API on a Unix socket in a 0700 endpoint directory (default), or on loopback TCP",
+            "with a bearer token. Prints one line 'listening on unix:PATH' (or 'listening on",
+            "http://HOST:PORT') once it accepts requests. SIGTERM drains and exits 0."
+        },
+        footerHeading = "%nExit codes:%n",
+        footer = {
+            "  0  stopped cleanly",
+            "  1  refused to start (the line says which path component or lock and why)",
+            "  2  usage error",
+            "",
+            "Examples:",
+            "  spice-authority serve",
+            "  spice-authority serve --authority-dir /tmp/demo/authority --socket /tmp/demo/endpoint/authority.sock",
+            "  spice-authority serve --listen 127.0.0.1:7878 --token-file /tmp/demo/endpoint/token"
+        })
+public final class ServeCommand implements Callable<Integer> {
+    /** Name of the single-instance lock in the authority directory. */
+    public static final String INSTANCE_LOCK = "helper.lock";
+    /** Name of the endpoint lock in the endpoint directory. */
+    public static final String ENDPOINT_LOCK = "endpoint.lock";
+    public static final String SOCKET_NAME = "authority.sock";
+    public static final String TOKEN_NAME = "token";
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--authority-dir", paramLabel = "DIR",
+            description = "Authority directory (absolute). Default: the per-user state location (see 'authority init --help').")
+    String authorityDir;
+
+    @Option(names = "--socket", paramLabel = "PATH",
+            description = "Unix socket path; its directory must be yours with mode 0700 (created if absent). "
+                    + "Default: $XDG_RUNTIME_DIR/spice-agent/authority.sock, else /tmp/spice-agent-<uid>/authority.sock.")
+    String socket;
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT",
+            description = "Serve on loopback TCP instead (127.0.0.1 or [::1] only); requires a bearer token.")
+    String listen;
+
+    @Option(names = "--token-file", paramLabel = "FILE",
+            description = "With --listen: where to write the random bearer token (mode 0600; its directory 0700). "
+                    + "Default: the endpoint directory's 'token'.")
+    String tokenFile;
+
+    @Override
+    public Integer call() throws IOException {
+        PrintWriter err = spec.commandLine().getErr();
+        if (!Main.QUARKUS_RUNNER.get()) {
+            err.println("spice-authority: 'serve' runs from the Quarkus runner: use ./spice-authority serve "
+                    + "(or java -jar src/app/target/quarkus-app/quarkus-run.jar serve)");
+            return Cli.USAGE;
+        }
+        if (socket != null && listen != null) {
+            err.println("spice-authority: --socket and --listen exclude each other");
+            return Cli.USAGE;
+        }
+        if (tokenFile != null && listen == null) {
+            err.println("spice-authority: --token-file goes with --listen");
+            return Cli.USAGE;
+        }
+        try {
+            ServeContext ctx = prepare();
+            ServeContext.install(ctx);
+            configureQuarkus(ctx);
+        } catch (Refusal r) {
+            err.println("spice-authority: refused to start: " + r.getMessage());
+            err.flush();
+            return Cli.REFUSED;
+        }
+        Quarkus.run(ServeApplication.class, (code, failure) -> {
+            if (failure != null) {
+                System.err.println("spice-authority: the helper failed to start: " + failure.getMessage());
+            }
+            ServeApplication.cleanUp();
+            System.exit(failure != null ? Cli.REFUSED : code);
+        });
+        return ServeMarker.SERVED;
+    }
+
+    /** A start-up refusal with a one-line, secret-free reason. */
+    static final class Refusal extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Refusal(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    private ServeContext prepare() throws Refusal, IOException {
+        SecureDirectoryProvider provider;
+        try {
+            provider = SecureDirectories.provider();
+        } catch (UnsupportedPlatformException e) {
+            throw new Refusal(e.getMessage());
+        }
+        ProcessWatcher processes = provider.processWatcher();
+        long euid = processes.realUid(ProcessHandle.current().pid()).orElseThrow(
+                () -> new Refusal("cannot determine the helper's own user id"));
+        String dirPath = authorityDir != null ? authorityDir : provider.defaultDirectory();
+        if (dirPath == null) {
+            throw new Refusal("no default authority directory (no home directory); pass --authority-dir");
+        }
+        SecureDirectory dir = open(provider, dirPath);
+        StableLock instance = null;
+        SecureDirectory endpointDir = null;
+        StableLock endpointLock = null;
+        RunAuthority authority = null;
+        boolean ok = false;
+        try {
+            // SECURITY: the single-instance lock is taken before any listener exists.
+            instance = lock(dir, INSTANCE_LOCK, "another spice-authority helper is already serving " + dirPath);
+            authority = RunAuthority.open(dir, new SecureRandom());
+            ServeContext.Endpoint endpoint;
+            byte[] token = null;
+            if (listen != null) {
+                HostPort hp = HostPort.parse(listen);
+                String tf = tokenFile != null ? tokenFile : defaultEndpointDir(euid) + "/" + TOKEN_NAME;
+                Path tokenPath = Path.of(tf);
+                endpointDir = open(provider, parentOf(tf));
+                endpointLock = lock(endpointDir, ENDPOINT_LOCK, "another helper uses the endpoint directory " + endpointDir.path());
+                token = new byte[32];
+                new SecureRandom().nextBytes(token);
+                byte[] hex = HexFormat.of().formatHex(token).getBytes(StandardCharsets.US_ASCII);
+                try {
+                    endpointDir.writeAtomically(tokenPath.getFileName().toString(), hex);
+                } catch (DirectoryRefusedException e) {
+                    throw new Refusal("token file " + tf + ": " + e.getMessage());
+                } finally {
+                    java.util.Arrays.fill(hex, (byte) 0);
+                }
+                byte[] tokenHex = HexFormat.of().formatHex(token).getBytes(StandardCharsets.US_ASCII);
+                java.util.Arrays.fill(token, (byte) 0);
+                token = tokenHex;
+                endpoint = new ServeContext.Endpoint.Tcp(hp.host(), hp.port(), tf);
+            } else {
+                String sock = socket != null ? socket : defaultEndpointDir(euid) + "/" + SOCKET_NAME;
+                if (!sock.startsWith("/")) {
+                    throw new Refusal(sock + ": NAME (the socket path must be absolute)");
+                }
+                if (sock.getBytes(StandardCharsets.UTF_8).length > 100) {
+                    throw new Refusal(sock + ": NAME (a Unix socket path must be at most 100 bytes)");
+                }
+                endpointDir = open(provider, parentOf(sock));
+                endpointLock = lock(endpointDir, ENDPOINT_LOCK, "another helper uses the endpoint directory " + endpointDir.path());
+                // RACE: the endpoint lock proves no helper serves this socket; a leftover socket file
+                // from a crashed helper is removed. The directory is ours and mode 0700.
+                Files.deleteIfExists(Path.of(sock));
+                endpoint = new ServeContext.Endpoint.Unix(sock);
+            }
+            ServeContext ctx = new ServeContext(authority, instance, endpointDir, endpointLock, endpoint, token, processes, euid);
+            ok = true;
+            return ctx;
+        } catch (AuthorityException e) {
+            throw new Refusal(e.getMessage());
+        } finally {
+            if (!ok) {
+                if (authority != null) {
+                    authority.close();
+                } else {
+                    dir.close();
+                }
+                if (instance != null) {
+                    instance.close();
+                }
+                if (endpointLock != null) {
+                    endpointLock.close();
+                }
+                if (endpointDir != null) {
+                    endpointDir.close();
+                }
+            }
+        }
+    }
+
+    private static SecureDirectory open(SecureDirectoryProvider provider, String path) throws Refusal {
+        try {
+            return provider.open(path, OpenMode.CREATE_OR_VALIDATE);
+        } catch (DirectoryRefusedException e) {
+            throw new Refusal(e.getMessage());
+        }
+    }
+
+    private static StableLock lock(SecureDirectory dir, String name, String busyMessage) throws Refusal {
+        try {
+            return dir.lock(name, LockMode.NON_BLOCKING);
+        } catch (DirectoryRefusedException e) {
+            if (e.category() == DirectoryRefusedException.Category.BUSY) {
+                throw new Refusal(busyMessage);
+            }
+            throw new Refusal(e.getMessage());
+        }
+    }
+
+    private static String parentOf(String path) throws Refusal {
+        int slash = path.lastIndexOf('/');
+        if (!path.startsWith("/") || slash <= 0 || slash == path.length() - 1) {
+            throw new Refusal(path + ": NAME (must be an absolute file path inside a directory)");
+        }
+        return path.substring(0, slash);
+    }
+
+    /** $XDG_RUNTIME_DIR/spice-agent when set, else /tmp/spice-agent-UID (validated 0700 either way). */
+    static String defaultEndpointDir(long uid) {
+        String runtime = System.getenv("XDG_RUNTIME_DIR");
+        if (runtime != null && runtime.startsWith("/") && !runtime.endsWith("/")) {
+            return runtime + "/spice-agent";
+        }
+        return "/tmp/spice-agent-" + uid;
+    }
+
+    record HostPort(String host, int port) {
+        static HostPort parse(String s) throws Refusal {
+            String host;
+            String port;
+            if (s.startsWith("[")) {
+                int end = s.indexOf("]:");
+                if (end < 0) {
+                    throw new Refusal("--listen " + s + ": expected HOST:PORT");
+                }
+                host = s.substring(1, end);
+                port = s.substring(end + 2);
+            } else {
+                int colon = s.lastIndexOf(':');
+                if (colon <= 0) {
+                    throw new Refusal("--listen " + s + ": expected HOST:PORT");
+                }
+                host = s.substring(0, colon);
+                port = s.substring(colon + 1);
+            }
+            int p;
+            try {
+                p = Integer.parseInt(port);
+            } catch (NumberFormatException e) {
+                throw new Refusal("--listen " + s + ": port is not a number");
+            }
+            if (p < 0 || p > 65535) {
+                throw new Refusal("--listen " + s + ": port out of range");
+            }
+            try {
+                // SECURITY: loopback only; never a name that DNS could resolve elsewhere.
+                InetAddress a = InetAddress.ofLiteral(host);
+                if (!a.isLoopbackAddress()) {
+                    throw new Refusal("--listen " + s + ": only loopback addresses (127.0.0.0/8, ::1) are allowed");
+                }
+            } catch (IllegalArgumentException e) {
+                throw new Refusal("--listen " + s + ": HOST must be a literal loopback address such as 127.0.0.1");
+            }
+            return new HostPort(host, p);
+        }
+    }
+
+    private static void configureQuarkus(ServeContext ctx) {
+        switch (ctx.endpoint()) {
+            case ServeContext.Endpoint.Unix u -> {
+                System.setProperty("quarkus.http.host-enabled", "false");
+                System.setProperty("quarkus.http.domain-socket-enabled", "true");
+                System.setProperty("quarkus.http.domain-socket", u.socketPath());
+                System.setProperty("quarkus.vertx.prefer-native-transport", "true");
+            }
+            case ServeContext.Endpoint.Tcp t -> {
+                System.setProperty("quarkus.http.host-enabled", "true");
+                System.setProperty("quarkus.http.host", t.host());
+                System.setProperty("quarkus.http.port", Integer.toString(t.port()));
+                System.setProperty("quarkus.http.domain-socket-enabled", "false");
+            }
+        }
+    }
+
+}

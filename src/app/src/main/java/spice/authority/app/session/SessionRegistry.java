@@ -1,0 +1,258 @@
+package spice.authority.app.session;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.security.SecureRandom;
+import java.util.Collection;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jboss.logging.Logger;
+import spice.authority.app.api.ApiException;
+import spice.authority.app.serve.ServeContext;
+import spice.authority.core.ActiveRun;
+import spice.authority.core.AuthorityException;
+import spice.authority.core.RunImport;
+import spice.authority.os.ProcessWatcher;
+
+/**
+ * All host sessions. A session ends when its host process exits (noticed through the platform's
+ * process watcher, not by polling) or when the host deletes it; either way every run lease and
+ * import transaction it holds is closed exactly as the RFC closes an owner that died: locks are
+ * released, durable records stay as they are.
+ *
+ * <p><b>Guarantees.</b> A run is owned by at most one session; a call naming a session that does
+ * not own the run is refused; a session never outlives its process (pid plus start time).
+ */
+@ApplicationScoped
+public class SessionRegistry {
+    private static final Logger LOG = Logger.getLogger(SessionRegistry.class);
+    private final SecureRandom random = new SecureRandom();
+    private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+    private final Map<String, ImportTx> imports = new ConcurrentHashMap<>();
+    private final Map<String, Session> runOwners = new ConcurrentHashMap<>();
+
+    @Inject
+    MeterRegistry metrics;
+
+    private ProcessWatcher processes() {
+        return ServeContext.current().processes();
+    }
+
+    private String newId() {
+        byte[] b = new byte[16];
+        random.nextBytes(b);
+        return HexFormat.of().formatHex(b);
+    }
+
+    /**
+     * Opens a session for the host process {@code pid} of this user.
+     *
+     * @param fromPeerCredentials the pid came from the socket's peer credentials
+     */
+    public Session open(long pid, boolean fromPeerCredentials) {
+        ProcessWatcher pw = processes();
+        return openChecked(pw, pid, fromPeerCredentials);
+    }
+
+    /**
+     * On a Unix socket, a caller may declare an ancestor of itself as the host (a shell that runs
+     * curl): the session then lives as long as that ancestor. The chain is read from the kernel.
+     */
+    public Session openForAncestor(long peerPid, long declaredPid) {
+        ProcessWatcher pw = processes();
+        if (declaredPid != peerPid && !isAncestor(pw, declaredPid, peerPid)) {
+            throw ApiException.unauthorized("process " + declaredPid + " is neither the caller nor one of its ancestors");
+        }
+        return openChecked(pw, declaredPid, true);
+    }
+
+    /** True when {@code ancestor} is a parent, grandparent, … of {@code pid} (bounded walk). */
+    boolean isAncestor(ProcessWatcher pw, long ancestor, long pid) {
+        long p = pid;
+        for (int i = 0; i < 64; i++) {
+            java.util.OptionalLong parent = pw.parentPid(p);
+            if (parent.isEmpty() || parent.getAsLong() <= 0) {
+                return false;
+            }
+            if (parent.getAsLong() == ancestor) {
+                return true;
+            }
+            p = parent.getAsLong();
+        }
+        return false;
+    }
+
+    private Session openChecked(ProcessWatcher pw, long pid, boolean fromPeerCredentials) {
+        OptionalLong start = pw.startTime(pid);
+        if (start.isEmpty()) {
+            throw ApiException.invalidRequest("process " + pid + " is not running");
+        }
+        if (!fromPeerCredentials) {
+            OptionalLong uid = pw.realUid(pid);
+            if (uid.isEmpty() || uid.getAsLong() != ServeContext.current().effectiveUid()) {
+                throw ApiException.unauthorized("process " + pid + " is not a live process of this user");
+            }
+        }
+        Session s = new Session(newId(), pid, start.getAsLong(), fromPeerCredentials);
+        sessions.put(s.id(), s);
+        try {
+            s.watch = pw.watch(pid, start.getAsLong(), () -> close(s, "host process " + pid + " exited"));
+        } catch (spice.authority.os.ProcessWatchException | RuntimeException e) {
+            sessions.remove(s.id());
+            throw new ApiException(503, "unavailable", "cannot watch process " + pid + ": " + e.getMessage());
+        }
+        if (s.isClosed()) {
+            throw ApiException.invalidRequest("process " + pid + " exited while its session was opened");
+        }
+        LOG.infof("session opened for pid %d (%s)", pid, fromPeerCredentials ? "peer credentials" : "declared, verified");
+        metrics.counter("spice_authority_sessions_opened_total").increment();
+        return s;
+    }
+
+    /**
+     * The live session named by a request.
+     *
+     * @param callerPid the caller's pid from peer credentials, or empty on TCP
+     */
+    public Session require(String id, OptionalLong callerPid) {
+        if (id == null || id.isBlank()) {
+            throw ApiException.invalidRequest("this call needs the Spice-Session header (open one with POST /v1/sessions)");
+        }
+        Session s = sessions.get(id);
+        if (s == null || s.isClosed()) {
+            throw ApiException.unauthorized("unknown or closed session");
+        }
+        // SECURITY: on a socket, a session is usable only by its host process or that process's
+        // descendants (a host's helper tools, or curl run by a host shell).
+        if (callerPid.isPresent() && s.pidFromPeerCredentials() && callerPid.getAsLong() != s.pid()
+                && !isAncestor(processes(), s.pid(), callerPid.getAsLong())) {
+            throw ApiException.unauthorized("the session belongs to another process");
+        }
+        return s;
+    }
+
+    public Optional<Session> find(String id) {
+        return Optional.ofNullable(sessions.get(id));
+    }
+
+    public Collection<Session> all() {
+        return sessions.values();
+    }
+
+    public int importCount() {
+        return imports.size();
+    }
+
+    /** The session that owns {@code runId}, if any. */
+    public Optional<Session> ownerOf(String runId) {
+        return Optional.ofNullable(runOwners.get(runId));
+    }
+
+    /** Records that {@code s} now owns {@code run}. */
+    public void own(Session s, ActiveRun run) throws AuthorityException.Uncertain {
+        if (s.isClosed()) {
+            // The host died while the call ran: release at once, as its death would have.
+            run.close();
+            throw ApiException.unauthorized("session closed while the call ran; the run was released");
+        }
+        s.runs.put(run.runId(), run);
+        runOwners.put(run.runId(), s);
+        if (s.isClosed()) {
+            release(s, run.runId());
+        }
+    }
+
+    /** The session's lease on {@code runId}, or a fencing refusal. */
+    public ActiveRun leaseOf(Session s, String runId) {
+        ActiveRun run = s.runs.get(runId);
+        if (run == null || run.isClosed()) {
+            throw ApiException.notOwned("run " + runId + " is not owned by this session");
+        }
+        return run;
+    }
+
+    /** Drops the session's record of {@code runId} after the lease ended (terminal, release). */
+    public void forget(Session s, String runId) {
+        s.runs.remove(runId);
+        runOwners.remove(runId, s);
+    }
+
+    /** Releases the session's lease on {@code runId} without writing. */
+    public void release(Session s, String runId) throws AuthorityException.Uncertain {
+        ActiveRun run = s.runs.remove(runId);
+        runOwners.remove(runId, s);
+        if (run != null) {
+            run.close();
+        }
+    }
+
+    public ImportTx addImport(Session s, RunImport imp, long lastSequence) {
+        ImportTx tx = new ImportTx(newId(), s, imp, imp.runId(), lastSequence);
+        s.imports.put(tx.id(), tx);
+        imports.put(tx.id(), tx);
+        if (s.isClosed()) {
+            removeImport(tx);
+            try {
+                imp.abort();
+            } catch (AuthorityException.Uncertain ignored) {
+                // cannot be consumed yet
+            }
+            throw ApiException.unauthorized("session closed while the call ran; the import was aborted");
+        }
+        return tx;
+    }
+
+    public ImportTx importOf(Session s, String importId) {
+        ImportTx tx = imports.get(importId);
+        if (tx == null || tx.session() != s) {
+            throw ApiException.notFound("no import " + importId + " in this session");
+        }
+        return tx;
+    }
+
+    public void removeImport(ImportTx tx) {
+        imports.remove(tx.id());
+        tx.session().imports.remove(tx.id());
+    }
+
+    /** Closes a session and everything it holds. Idempotent. */
+    public void close(Session s, String reason) {
+        if (!s.markClosed(reason)) {
+            return;
+        }
+        sessions.remove(s.id());
+        ProcessWatcher.Watch w = s.watch;
+        if (w != null) {
+            w.close();
+        }
+        for (String runId : s.runs.keySet().toArray(String[]::new)) {
+            try {
+                release(s, runId);
+                LOG.infof("run %s released: %s", runId, reason);
+            } catch (AuthorityException.Uncertain e) {
+                LOG.warnf("run %s released while uncertain: %s", runId, reason);
+            }
+        }
+        for (ImportTx tx : s.imports.values().toArray(ImportTx[]::new)) {
+            removeImport(tx);
+            try {
+                tx.runImport().abort();
+                LOG.infof("import of run %s aborted: %s", tx.runId(), reason);
+            } catch (AuthorityException.Uncertain e) {
+                LOG.warnf("import of run %s aborted after its consume point (run stays IMPORTING): %s", tx.runId(), reason);
+            }
+        }
+        LOG.infof("session for pid %d closed: %s", s.pid(), reason);
+        metrics.counter("spice_authority_sessions_closed_total").increment();
+    }
+
+    public void closeAll(String reason) {
+        for (Session s : sessions.values().toArray(Session[]::new)) {
+            close(s, reason);
+        }
+    }
+}
