@@ -13,6 +13,9 @@ public final class QuarkusEntry {
     private QuarkusEntry() {}
 
     public static void main(String... args) {
+        // Quarkus logs through JBoss LogManager; set it before anything (the platform selection
+        // log line of 'serve') touches java.util.logging.
+        System.setProperty("java.util.logging.manager", "org.jboss.logmanager.LogManager");
         Main.QUARKUS_RUNNER.set(true);
         Main.main(args);
     }

@@ -14,13 +14,16 @@ public final class Main {
     public static final java.util.concurrent.atomic.AtomicBoolean QUARKUS_RUNNER = new java.util.concurrent.atomic.AtomicBoolean();
 
     // Held strongly: JUL keeps loggers weakly, and the level must survive until the command ends.
-    private static final java.util.logging.Logger PLATFORM_LOG =
-            java.util.logging.Logger.getLogger("spice.authority.os.SecureDirectories");
+    private static java.util.logging.Logger platformLog;
 
     public static void main(String[] args) {
         // The one-time "secure directory platform" INFO line is for the helper's log, not for
         // short commands whose output users read.
-        PLATFORM_LOG.setLevel(java.util.logging.Level.WARNING);
+        boolean serving = args.length > 0 && args[0].equals("serve");
+        if (!serving) {
+            platformLog = java.util.logging.Logger.getLogger("spice.authority.os.SecureDirectories");
+            platformLog.setLevel(java.util.logging.Level.WARNING);
+        }
         int code = run(args);
         if (code != ServeMarker.SERVED) {
             System.exit(code);

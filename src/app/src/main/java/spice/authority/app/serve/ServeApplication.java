@@ -30,6 +30,11 @@ public final class ServeApplication implements QuarkusApplication {
         }
         LOG.infof("authority %s (scope %s, key generation %s) serving on %s", ctx.authority().directory(),
                 ctx.authority().scopeIdHex(), Long.toUnsignedString(ctx.authority().keyGeneration()), shown);
+        // SIGTERM and SIGINT end the service normally (exit 0) after draining, rather than the
+        // JVM's default of running hooks and exiting 143.
+        for (String name : new String[] {"TERM", "INT"}) {
+            sun.misc.Signal.handle(new sun.misc.Signal(name), sig -> Quarkus.asyncExit(0));
+        }
         System.out.println("listening on " + shown);
         System.out.flush();
         Quarkus.waitForExit();

@@ -1,0 +1,565 @@
+package spice.authority.app.cli;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * A deliberately small HTTP/1.1 client for the helper's local API: one request per connection
+ * ({@code Connection: close}) over a Unix domain socket or loopback TCP, on plain
+ * {@link SocketChannel}s, so the CLI needs no HTTP stack and starts fast. Responses are framed by
+ * {@code Content-Length}, {@code Transfer-Encoding: chunked} or the end of the connection, and
+ * bounded in size. Connect and every read or write are bounded by timeouts.
+ *
+ * <p>On TCP each request carries {@code Authorization: Bearer <token>} with the token read from
+ * the token file. SECURITY: no exception message of this class contains the token or any other
+ * file content.
+ */
+public final class HelperClient {
+    /** Default connect and read timeout. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
+    /** Bound on the status line plus headers of a response. */
+    static final int MAX_HEAD_BYTES = 64 * 1024;
+    /** Bound on a response body (the API's answers are small JSON documents). */
+    static final int MAX_BODY_BYTES = 8 * 1024 * 1024;
+    /** Bound on the token file. */
+    static final int MAX_TOKEN_BYTES = 4096;
+
+    /** Where the helper listens. */
+    public sealed interface Endpoint permits Unix, Tcp {
+        /** As the helper prints it: {@code unix:PATH} or {@code http://HOST:PORT}. */
+        String display();
+    }
+
+    /** A Unix domain socket. */
+    public record Unix(Path socket) implements Endpoint {
+        @Override
+        public String display() {
+            return "unix:" + socket;
+        }
+    }
+
+    /** Loopback TCP with the bearer token in {@code tokenFile}. */
+    public record Tcp(InetAddress address, int port, Path tokenFile) implements Endpoint {
+        @Override
+        public String display() {
+            String host = address.getHostAddress();
+            return "http://" + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+        }
+    }
+
+    /** One response; header names are lower case, repeated headers joined with {@code ", "}. */
+    public record Response(int status, String reason, Map<String, String> headers, byte[] body) {
+        public String header(String name) {
+            return headers.get(name.toLowerCase(Locale.ROOT));
+        }
+
+        public boolean isSuccess() {
+            return status >= 200 && status < 300;
+        }
+    }
+
+    /** Nothing serves the endpoint: the socket or token file is missing, or the connection is refused. */
+    public static final class NotRunningException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        NotRunningException(String message) {
+            super(message);
+        }
+    }
+
+    /** The response broke HTTP/1.1 framing or a size bound. */
+    public static final class ProtocolException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        ProtocolException(String message) {
+            super(message);
+        }
+    }
+
+    /** No connection or no answer within the timeout. */
+    public static final class TimeoutException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        TimeoutException(String message) {
+            super(message);
+        }
+    }
+
+    private final Endpoint endpoint;
+    private final long connectTimeoutMillis;
+    private final long readTimeoutMillis;
+
+    public HelperClient(Endpoint endpoint) {
+        this(endpoint, DEFAULT_TIMEOUT, DEFAULT_TIMEOUT);
+    }
+
+    public HelperClient(Endpoint endpoint, Duration connectTimeout, Duration readTimeout) {
+        this.endpoint = endpoint;
+        this.connectTimeoutMillis = Math.max(1, connectTimeout.toMillis());
+        this.readTimeoutMillis = Math.max(1, readTimeout.toMillis());
+    }
+
+    public Endpoint endpoint() {
+        return endpoint;
+    }
+
+    public Response get(String target) throws IOException {
+        return send("GET", target, Map.of(), null);
+    }
+
+    public Response postJson(String target, String json, Map<String, String> headers) throws IOException {
+        return send("POST", target, headers, json == null ? null : json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public Response delete(String target, Map<String, String> headers) throws IOException {
+        return send("DELETE", target, headers, null);
+    }
+
+    /**
+     * Sends one request and reads the whole response. A non-null {@code body} is sent as
+     * {@code application/json} unless {@code headers} names another {@code Content-Type}.
+     */
+    public Response send(String method, String target, Map<String, String> headers, byte[] body) throws IOException {
+        requireToken(method, "method");
+        requireHeaderText(target, "request target");
+        if (!target.startsWith("/")) {
+            throw new IllegalArgumentException("request target must start with '/'");
+        }
+        byte[] token = endpoint instanceof Tcp t ? readToken(t.tokenFile()) : null;
+        byte[] head = null;
+        try {
+            head = head(method, target, headers, body, token);
+            try (SocketChannel ch = open(); Selector selector = Selector.open()) {
+                ch.configureBlocking(false);
+                SelectionKey key = ch.register(selector, 0);
+                connect(ch, selector, key);
+                write(ch, selector, key, ByteBuffer.wrap(head));
+                if (body != null && body.length > 0) {
+                    write(ch, selector, key, ByteBuffer.wrap(body));
+                }
+                return new Reader(ch, selector, key).response(method);
+            }
+        } finally {
+            if (token != null) {
+                Arrays.fill(token, (byte) 0);
+            }
+            if (head != null) {
+                Arrays.fill(head, (byte) 0); // SECURITY: the head holds the bearer token on TCP
+            }
+        }
+    }
+
+    /** Percent-encodes one path segment (RFC 3986 unreserved characters stay as they are). */
+    public static String segment(String s) {
+        StringBuilder b = new StringBuilder();
+        for (byte x : s.getBytes(StandardCharsets.UTF_8)) {
+            int c = x & 0xff;
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                    || c == '-' || c == '.' || c == '_' || c == '~') {
+                b.append((char) c);
+            } else {
+                b.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                        .append(Character.toUpperCase(Character.forDigit(c & 0xf, 16)));
+            }
+        }
+        return b.toString();
+    }
+
+    // ---- request ------------------------------------------------------------------------------
+
+    private static byte[] head(String method, String target, Map<String, String> headers, byte[] body, byte[] token) {
+        StringBuilder b = new StringBuilder(256);
+        b.append(method).append(' ').append(target).append(" HTTP/1.1\r\n");
+        b.append("Host: localhost\r\n");
+        b.append("Connection: close\r\n");
+        b.append("User-Agent: spice-authority-cli\r\n");
+        boolean accept = false;
+        boolean contentType = false;
+        for (Map.Entry<String, String> h : headers.entrySet()) {
+            requireToken(h.getKey(), "header name");
+            requireHeaderText(h.getValue(), "header " + h.getKey());
+            String lower = h.getKey().toLowerCase(Locale.ROOT);
+            if (lower.equals("host") || lower.equals("connection") || lower.equals("content-length")
+                    || lower.equals("authorization") || lower.equals("transfer-encoding")) {
+                throw new IllegalArgumentException("header " + h.getKey() + " is set by the client itself");
+            }
+            accept |= lower.equals("accept");
+            contentType |= lower.equals("content-type");
+            b.append(h.getKey()).append(": ").append(h.getValue()).append("\r\n");
+        }
+        if (!accept) {
+            b.append("Accept: application/json, application/problem+json\r\n");
+        }
+        if (body != null && !contentType) {
+            b.append("Content-Type: application/json\r\n");
+        }
+        if (body != null || method.equals("POST") || method.equals("PUT")) {
+            b.append("Content-Length: ").append(body == null ? 0 : body.length).append("\r\n");
+        }
+        byte[] start = b.toString().getBytes(StandardCharsets.UTF_8);
+        byte[] auth = "Authorization: Bearer ".getBytes(StandardCharsets.US_ASCII);
+        int len = start.length + (token == null ? 0 : auth.length + token.length + 2) + 2;
+        ByteBuffer out = ByteBuffer.allocate(len);
+        out.put(start);
+        if (token != null) {
+            out.put(auth).put(token).put((byte) '\r').put((byte) '\n');
+        }
+        out.put((byte) '\r').put((byte) '\n');
+        return out.array();
+    }
+
+    private static void requireToken(String s, String what) {
+        if (s == null || s.isEmpty()) {
+            throw new IllegalArgumentException(what + " is empty");
+        }
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c <= ' ' || c >= 0x7f || "()<>@,;:\\\"/[]?={}".indexOf(c) >= 0) {
+                throw new IllegalArgumentException(what + " has a character not allowed in an HTTP token");
+            }
+        }
+    }
+
+    private static void requireHeaderText(String s, String what) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            // SECURITY: no CR/LF or other controls: a header or target can never split the request.
+            if (c < ' ' || c == 0x7f || (what.equals("request target") && (c == ' ' || c > 0x7e))) {
+                throw new IllegalArgumentException(what + " has a control or non-ASCII character");
+            }
+        }
+    }
+
+    /** The bearer token: the file's content without surrounding whitespace, visible ASCII only. */
+    static byte[] readToken(Path file) throws IOException {
+        byte[] buf = new byte[MAX_TOKEN_BYTES + 1];
+        int len = 0;
+        try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
+            int n;
+            while (len < buf.length && (n = in.read(buf, len, buf.length - len)) > 0) {
+                len += n;
+            }
+        } catch (NoSuchFileException e) {
+            throw new NotRunningException("no token file " + file);
+        } catch (IOException e) {
+            Arrays.fill(buf, (byte) 0);
+            throw new IOException("token file " + file + ": cannot read it (" + BoundedFiles.describe(e) + ")");
+        }
+        try {
+            if (len > MAX_TOKEN_BYTES) {
+                throw new IOException("token file " + file + ": larger than " + MAX_TOKEN_BYTES + " bytes");
+            }
+            int from = 0;
+            int to = len;
+            while (from < to && isSpace(buf[from])) {
+                from++;
+            }
+            while (to > from && isSpace(buf[to - 1])) {
+                to--;
+            }
+            if (from == to) {
+                throw new IOException("token file " + file + ": empty");
+            }
+            for (int i = from; i < to; i++) {
+                if (buf[i] <= ' ' || buf[i] >= 0x7f) {
+                    throw new IOException("token file " + file + ": not a token (only visible ASCII characters are allowed)");
+                }
+            }
+            return Arrays.copyOfRange(buf, from, to);
+        } finally {
+            Arrays.fill(buf, (byte) 0);
+        }
+    }
+
+    private static boolean isSpace(byte b) {
+        return b == ' ' || b == '\t' || b == '\r' || b == '\n';
+    }
+
+    // ---- connection ---------------------------------------------------------------------------
+
+    private SocketChannel open() throws IOException {
+        if (endpoint instanceof Unix u && !Files.exists(u.socket(), LinkOption.NOFOLLOW_LINKS)) {
+            throw new NotRunningException("no helper socket at " + u.socket());
+        }
+        return endpoint instanceof Unix ? SocketChannel.open(StandardProtocolFamily.UNIX) : SocketChannel.open();
+    }
+
+    private SocketAddress address() {
+        return switch (endpoint) {
+            case Unix u -> UnixDomainSocketAddress.of(u.socket());
+            case Tcp t -> new InetSocketAddress(t.address(), t.port());
+        };
+    }
+
+    private void connect(SocketChannel ch, Selector selector, SelectionKey key) throws IOException {
+        try {
+            if (ch.connect(address())) {
+                return;
+            }
+            long deadline = System.nanoTime() + connectTimeoutMillis * 1_000_000L;
+            key.interestOps(SelectionKey.OP_CONNECT);
+            while (!ch.finishConnect()) {
+                await(selector, deadline, "connecting to");
+            }
+        } catch (ConnectException e) {
+            throw new NotRunningException("nothing is listening on " + endpoint.display() + " (connection refused)");
+        } catch (java.net.SocketException e) {
+            String m = e.getMessage() == null ? "" : e.getMessage();
+            if (m.contains("No such file") || m.contains("Connection refused")) {
+                throw new NotRunningException("nothing is listening on " + endpoint.display() + " (" + m + ")");
+            }
+            throw new IOException("cannot connect to " + endpoint.display() + ": " + m);
+        }
+    }
+
+    private void write(SocketChannel ch, Selector selector, SelectionKey key, ByteBuffer buf) throws IOException {
+        long deadline = System.nanoTime() + readTimeoutMillis * 1_000_000L;
+        while (buf.hasRemaining()) {
+            if (ch.write(buf) == 0) {
+                key.interestOps(SelectionKey.OP_WRITE);
+                await(selector, deadline, "sending to");
+            } else {
+                deadline = System.nanoTime() + readTimeoutMillis * 1_000_000L;
+            }
+        }
+    }
+
+    private void await(Selector selector, long deadline, String doing) throws IOException {
+        while (true) {
+            long left = (deadline - System.nanoTime()) / 1_000_000L;
+            if (left <= 0) {
+                throw new TimeoutException("timed out " + doing + " the helper at " + endpoint.display());
+            }
+            int n = selector.select(left);
+            selector.selectedKeys().clear();
+            if (n > 0) {
+                return;
+            }
+        }
+    }
+
+    // ---- response -----------------------------------------------------------------------------
+
+    /** Buffered reads from the channel, each bounded by the read timeout. */
+    private final class Reader {
+        private final SocketChannel ch;
+        private final Selector selector;
+        private final SelectionKey key;
+        private final ByteBuffer buf = ByteBuffer.allocate(16 * 1024).flip();
+        private boolean eof;
+
+        Reader(SocketChannel ch, Selector selector, SelectionKey key) {
+            this.ch = ch;
+            this.selector = selector;
+            this.key = key;
+        }
+
+        Response response(String method) throws IOException {
+            int headBytes = 0;
+            while (true) {
+                String statusLine = line(MAX_HEAD_BYTES - headBytes, true);
+                headBytes += statusLine.length() + 2;
+                if (!statusLine.startsWith("HTTP/1.") || statusLine.length() < 12 || statusLine.charAt(8) != ' '
+                        || !isDigits(statusLine.substring(9, 12))
+                        || (statusLine.length() > 12 && statusLine.charAt(12) != ' ')) {
+                    throw new ProtocolException("malformed status line from the helper at " + endpoint.display());
+                }
+                int status = Integer.parseInt(statusLine.substring(9, 12));
+                String reason = statusLine.length() > 13 ? statusLine.substring(13) : "";
+                Map<String, String> headers = new LinkedHashMap<>();
+                while (true) {
+                    String h = line(MAX_HEAD_BYTES - headBytes, false);
+                    headBytes += h.length() + 2;
+                    if (h.isEmpty()) {
+                        break;
+                    }
+                    int colon = h.indexOf(':');
+                    if (colon <= 0 || h.charAt(0) == ' ' || h.charAt(0) == '\t') {
+                        throw new ProtocolException("malformed header line from the helper at " + endpoint.display());
+                    }
+                    String name = h.substring(0, colon).trim().toLowerCase(Locale.ROOT);
+                    String value = h.substring(colon + 1).trim();
+                    headers.merge(name, value, (a, b) -> a + ", " + b);
+                }
+                if (status >= 100 && status < 200) {
+                    if (status == 101) {
+                        throw new ProtocolException("unexpected protocol switch from the helper at " + endpoint.display());
+                    }
+                    continue; // interim response; the final one follows
+                }
+                byte[] body = body(method, status, headers);
+                return new Response(status, reason, Collections.unmodifiableMap(headers), body);
+            }
+        }
+
+        private byte[] body(String method, int status, Map<String, String> headers) throws IOException {
+            if (method.equals("HEAD") || status == 204 || status == 304) {
+                return new byte[0];
+            }
+            String te = headers.get("transfer-encoding");
+            if (te != null) {
+                String last = te.substring(te.lastIndexOf(',') + 1).trim().toLowerCase(Locale.ROOT);
+                if (!last.equals("chunked")) {
+                    throw new ProtocolException("unsupported transfer encoding from the helper at " + endpoint.display());
+                }
+                return chunked();
+            }
+            String cl = headers.get("content-length");
+            if (cl != null) {
+                // Repeated identical values arrive joined by ", ".
+                String[] values = cl.split(",");
+                String first = values[0].trim();
+                for (String v : values) {
+                    if (!v.trim().equals(first)) {
+                        throw new ProtocolException("conflicting Content-Length from the helper at " + endpoint.display());
+                    }
+                }
+                if (!isDigits(first) || first.length() > 10 || Long.parseLong(first) > MAX_BODY_BYTES) {
+                    throw new ProtocolException("response body from the helper is larger than " + MAX_BODY_BYTES
+                            + " bytes or has a malformed Content-Length");
+                }
+                return exactly((int) Long.parseLong(first));
+            }
+            return toEof();
+        }
+
+        private byte[] chunked() throws IOException {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            int trailerBytes = 0;
+            while (true) {
+                String sizeLine = line(1024, false);
+                int semi = sizeLine.indexOf(';');
+                String hex = (semi >= 0 ? sizeLine.substring(0, semi) : sizeLine).trim();
+                if (hex.isEmpty() || hex.length() > 8 || !hex.chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
+                    throw new ProtocolException("malformed chunk size from the helper at " + endpoint.display());
+                }
+                long size = Long.parseLong(hex, 16);
+                if (size == 0) {
+                    break;
+                }
+                if (out.size() + size > MAX_BODY_BYTES) {
+                    throw new ProtocolException("response body from the helper is larger than " + MAX_BODY_BYTES + " bytes");
+                }
+                out.write(exactly((int) size));
+                if (!line(2, false).isEmpty()) {
+                    throw new ProtocolException("malformed chunk from the helper at " + endpoint.display());
+                }
+            }
+            while (true) { // trailers, ignored
+                String t = line(MAX_HEAD_BYTES - trailerBytes, false);
+                trailerBytes += t.length() + 2;
+                if (t.isEmpty()) {
+                    return out.toByteArray();
+                }
+            }
+        }
+
+        private byte[] exactly(int n) throws IOException {
+            byte[] out = new byte[n];
+            int off = 0;
+            while (off < n) {
+                if (!buf.hasRemaining() && !fill()) {
+                    throw new ProtocolException("the helper at " + endpoint.display() + " closed the connection mid-response");
+                }
+                int k = Math.min(n - off, buf.remaining());
+                buf.get(out, off, k);
+                off += k;
+            }
+            return out;
+        }
+
+        private byte[] toEof() throws IOException {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            while (buf.hasRemaining() || fill()) {
+                if (out.size() + buf.remaining() > MAX_BODY_BYTES) {
+                    throw new ProtocolException("response body from the helper is larger than " + MAX_BODY_BYTES + " bytes");
+                }
+                out.write(buf.array(), buf.arrayOffset() + buf.position(), buf.remaining());
+                buf.position(buf.limit());
+            }
+            return out.toByteArray();
+        }
+
+        /** One line without its CRLF (a bare LF is tolerated); at most {@code max} bytes. */
+        private String line(int max, boolean first) throws IOException {
+            StringBuilder b = new StringBuilder();
+            while (true) {
+                if (!buf.hasRemaining() && !fill()) {
+                    throw new ProtocolException(first && b.isEmpty()
+                            ? "the helper at " + endpoint.display() + " closed the connection without a response"
+                            : "the helper at " + endpoint.display() + " closed the connection mid-response");
+                }
+                byte c = buf.get();
+                if (c == '\n') {
+                    int len = b.length();
+                    if (len > 0 && b.charAt(len - 1) == '\r') {
+                        b.setLength(len - 1);
+                    }
+                    return b.toString();
+                }
+                if (b.length() >= max) {
+                    throw new ProtocolException("response head from the helper is larger than " + MAX_HEAD_BYTES + " bytes");
+                }
+                b.append((char) (c & 0xff)); // ISO-8859-1, as HTTP/1.1 header bytes are defined
+            }
+        }
+
+        private boolean fill() throws IOException {
+            if (eof) {
+                return false;
+            }
+            buf.clear();
+            long deadline = System.nanoTime() + readTimeoutMillis * 1_000_000L;
+            try {
+                while (true) {
+                    int n = ch.read(buf);
+                    if (n < 0) {
+                        eof = true;
+                        return false;
+                    }
+                    if (n > 0) {
+                        return true;
+                    }
+                    key.interestOps(SelectionKey.OP_READ);
+                    await(selector, deadline, "waiting for");
+                }
+            } finally {
+                buf.flip();
+            }
+        }
+    }
+
+    private static boolean isDigits(String s) {
+        if (s.isEmpty()) {
+            return false;
+        }
+        for (int i = 0; i < s.length(); i++) {
+            if (s.charAt(i) < '0' || s.charAt(i) > '9') {
+                return false;
+            }
+        }
+        return true;
+    }
+}

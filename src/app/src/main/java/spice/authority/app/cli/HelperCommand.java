@@ -1,0 +1,290 @@
+package spice.authority.app.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.function.LongSupplier;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * Base of the commands that talk to a running helper ({@code status}, {@code runs ...}): endpoint
+ * options, the HTTP client, and the CLI's conventions for the helper's answers. A refusal (a
+ * problem body) is one line {@code spice-authority: <code>: <detail>} and exit 1; no helper is exit
+ * 1 with a line saying how to start one. These commands never open a listener.
+ */
+abstract class HelperCommand implements Callable<Integer> {
+    static final String SOCKET_NAME = "authority.sock";
+    static final String TOKEN_NAME = "token";
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--socket", paramLabel = "PATH",
+            description = "The helper's Unix socket. Default: $XDG_RUNTIME_DIR/spice-agent/authority.sock, "
+                    + "else /tmp/spice-agent-<uid>/authority.sock (as 'serve').")
+    String socket;
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT",
+            description = "Talk to a helper serving loopback TCP ('serve --listen') instead, with its bearer token.")
+    String listen;
+
+    @Option(names = "--token-file", paramLabel = "FILE",
+            description = "With --listen: the helper's bearer token file. Default: $XDG_RUNTIME_DIR/spice-agent/token, "
+                    + "else /tmp/spice-agent-<uid>/token (as 'serve').")
+    String tokenFile;
+
+    @Option(names = "--json", description = "Print the helper's JSON answer as it is (indented).")
+    boolean json;
+
+    /** Environment and uid lookups, replaceable in tests. */
+    Map<String, String> env = System.getenv();
+    LongSupplier uid = HelperCommand::ownUid;
+
+    /** One-line refusal; the message is already safe to print. */
+    static final class Refused extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Refused(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** A usage error found after parsing (exit 2). */
+    static final class Usage extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Usage(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** The command's work once the endpoint is known; returns the exit code. */
+    abstract int run(HelperClient client) throws IOException, Refused, Usage;
+
+    /** Checks done before anything is resolved or sent (e.g. a missing confirmation). */
+    void preflight() throws Usage {}
+
+    @Override
+    public final Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        HelperClient.Endpoint endpoint;
+        try {
+            preflight();
+            endpoint = endpoint();
+        } catch (Usage u) {
+            err.println("spice-authority: " + u.getMessage());
+            err.println("Try '" + spec.qualifiedName() + " --help' for usage.");
+            err.flush();
+            return Cli.USAGE;
+        } catch (Refused r) {
+            return refuse(r.getMessage());
+        }
+        try {
+            return run(new HelperClient(endpoint));
+        } catch (Usage u) {
+            err.println("spice-authority: " + u.getMessage());
+            err.flush();
+            return Cli.USAGE;
+        } catch (Refused r) {
+            return refuse(r.getMessage());
+        } catch (HelperClient.NotRunningException e) {
+            return refuse("no helper is running: " + e.getMessage() + "; start it with " + serveHint());
+        } catch (HelperClient.TimeoutException | HelperClient.ProtocolException e) {
+            return refuse(e.getMessage());
+        } catch (IOException e) {
+            return refuse("cannot talk to the helper at " + endpoint.display() + ": " + BoundedFiles.describe(e));
+        }
+    }
+
+    int refuse(String line) {
+        PrintWriter err = spec.commandLine().getErr();
+        err.println("spice-authority: " + oneLine(line));
+        err.flush();
+        return Cli.REFUSED;
+    }
+
+    /** How to start a helper on the endpoint these options name. */
+    String serveHint() {
+        StringBuilder b = new StringBuilder("./spice-authority serve");
+        if (socket != null) {
+            b.append(" --socket ").append(socket);
+        } else if (listen != null) {
+            b.append(" --listen ").append(listen);
+            if (tokenFile != null) {
+                b.append(" --token-file ").append(tokenFile);
+            }
+        }
+        return b.toString();
+    }
+
+    HelperClient.Endpoint endpoint() throws Usage, Refused {
+        if (socket != null && listen != null) {
+            throw new Usage("--socket and --listen exclude each other");
+        }
+        if (tokenFile != null && listen == null) {
+            throw new Usage("--token-file goes with --listen");
+        }
+        if (socket != null) {
+            if (socket.isEmpty()) {
+                throw new Usage("--socket needs a path");
+            }
+            return new HelperClient.Unix(Path.of(socket));
+        }
+        if (listen != null) {
+            HostPort hp = HostPort.parse(listen);
+            Path token = tokenFile != null ? Path.of(tokenFile) : Path.of(defaultEndpointDir(), TOKEN_NAME);
+            return new HelperClient.Tcp(hp.address(), hp.port(), token);
+        }
+        return new HelperClient.Unix(Path.of(defaultEndpointDir(), SOCKET_NAME));
+    }
+
+    /** The rule of 'serve': $XDG_RUNTIME_DIR/spice-agent when set (absolute), else /tmp/spice-agent-UID. */
+    String defaultEndpointDir() throws Refused {
+        String runtime = env.get("XDG_RUNTIME_DIR");
+        if (runtime != null && runtime.startsWith("/") && !runtime.endsWith("/")) {
+            return runtime + "/spice-agent";
+        }
+        long u = uid.getAsLong();
+        if (u < 0) {
+            throw new Refused("cannot determine your user id for the default endpoint; pass --socket PATH or --listen HOST:PORT");
+        }
+        return "/tmp/spice-agent-" + u;
+    }
+
+    /** The real uid, without native code of our own; -1 when unknown. */
+    static long ownUid() {
+        try {
+            return ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).longValue();
+        } catch (IOException | RuntimeException e) {
+            // not Linux: ask the JDK
+        }
+        try {
+            return new com.sun.security.auth.module.UnixSystem().getUid();
+        } catch (RuntimeException | LinkageError e) {
+            return -1;
+        }
+    }
+
+    record HostPort(InetAddress address, int port) {
+        static HostPort parse(String s) throws Usage {
+            String host;
+            String port;
+            if (s.startsWith("[")) {
+                int end = s.indexOf("]:");
+                if (end < 0) {
+                    throw new Usage("--listen " + s + ": expected HOST:PORT");
+                }
+                host = s.substring(1, end);
+                port = s.substring(end + 2);
+            } else {
+                int colon = s.lastIndexOf(':');
+                if (colon <= 0) {
+                    throw new Usage("--listen " + s + ": expected HOST:PORT");
+                }
+                host = s.substring(0, colon);
+                port = s.substring(colon + 1);
+            }
+            int p;
+            try {
+                p = Integer.parseInt(port);
+            } catch (NumberFormatException e) {
+                throw new Usage("--listen " + s + ": port is not a number");
+            }
+            if (p < 1 || p > 65535) {
+                throw new Usage("--listen " + s + ": port out of range");
+            }
+            InetAddress a;
+            try {
+                a = InetAddress.ofLiteral(host);
+            } catch (IllegalArgumentException e) {
+                throw new Usage("--listen " + s + ": HOST must be a literal loopback address such as 127.0.0.1");
+            }
+            // SECURITY: the bearer token is only ever sent to this machine.
+            if (!a.isLoopbackAddress()) {
+                throw new Usage("--listen " + s + ": only loopback addresses (127.0.0.0/8, ::1) are allowed");
+            }
+            return new HostPort(a, p);
+        }
+    }
+
+    // ---- answers ------------------------------------------------------------------------------
+
+    /**
+     * The body of a successful answer; a problem body becomes a {@link Refused} with
+     * {@code <code>: <detail>}, anything else an "unexpected response" refusal.
+     */
+    static byte[] expectSuccess(HelperClient client, HelperClient.Response r) throws Refused {
+        if (r.isSuccess()) {
+            return r.body();
+        }
+        try {
+            Map<String, Object> p = HelperJson.object(r.body());
+            if (p.get("code") instanceof String code) {
+                String detail = p.get("detail") instanceof String d ? d : reason(r);
+                String rule = p.get("rule") instanceof String s ? " (rule " + s + ")" : "";
+                throw new Refused(code + ": " + detail + rule);
+            }
+        } catch (HelperJson.MalformedException e) {
+            // not a problem body
+        }
+        throw new Refused("unexpected response from the helper at " + client.endpoint().display() + ": HTTP "
+                + r.status() + " " + reason(r));
+    }
+
+    /** The JSON object of a successful answer. */
+    static Map<String, Object> expectObject(HelperClient client, HelperClient.Response r) throws Refused {
+        byte[] body = expectSuccess(client, r);
+        try {
+            return HelperJson.object(body);
+        } catch (HelperJson.MalformedException e) {
+            throw malformed(client);
+        }
+    }
+
+    static Refused malformed(HelperClient client) {
+        return new Refused("unexpected response from the helper at " + client.endpoint().display() + ": malformed JSON");
+    }
+
+    /** Prints a successful answer's JSON, indented, as the helper sent it. */
+    void printJson(HelperClient client, byte[] body) throws Refused {
+        String pretty;
+        try {
+            pretty = HelperJson.pretty(body);
+        } catch (HelperJson.MalformedException e) {
+            throw malformed(client);
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        out.println(pretty);
+        out.flush();
+    }
+
+    private static String reason(HelperClient.Response r) {
+        return r.reason().isEmpty() ? "(no reason given)" : r.reason();
+    }
+
+    // ---- text ---------------------------------------------------------------------------------
+
+    /** A value from the helper made safe for a terminal: control characters become '?'. */
+    static String clean(Object value) {
+        String s = String.valueOf(value);
+        StringBuilder b = new StringBuilder(s.length());
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            // SECURITY: the helper's strings must not carry terminal escapes or line breaks.
+            b.append(c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029' ? '?' : c);
+        }
+        return b.toString();
+    }
+
+    /** One line of at most 1000 characters. */
+    static String oneLine(String s) {
+        String c = clean(s);
+        return c.length() > 1000 ? c.substring(0, 1000) + "..." : c;
+    }
+}

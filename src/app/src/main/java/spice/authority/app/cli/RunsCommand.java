@@ -1,0 +1,235 @@
+package spice.authority.app.cli;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+@Command(name = "runs",
+        mixinStandardHelpOptions = true,
+        description = {
+            "List, show and abandon the runs of the running helper's authority directory.",
+            "Talks to the helper (default socket as 'serve'); opens no listener."
+        },
+        commandListHeading = "%nCommands:%n",
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  spice-authority runs list",
+            "  spice-authority runs show run-1 --json",
+            "  spice-authority runs abandon run-1 --yes"
+        },
+        subcommands = {RunsCommand.ListRuns.class, RunsCommand.Show.class, RunsCommand.Abandon.class})
+public final class RunsCommand implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    private static String runPath(String runId) {
+        return "/v1/runs/" + HelperClient.segment(runId);
+    }
+
+    /** Aligned, compact lines: {@code run-1  SUSPENDED  generation 1  owned}. */
+    static List<String> lines(List<Map<String, Object>> runs) {
+        int idWidth = 0;
+        int phaseWidth = 0;
+        int genWidth = 0;
+        List<String[]> rows = new ArrayList<>();
+        for (Map<String, Object> r : runs) {
+            String[] row = {
+                HelperCommand.clean(r.get("run_id")),
+                HelperCommand.clean(r.get("phase")),
+                HelperCommand.clean(r.get("run_generation")),
+                Boolean.TRUE.equals(r.get("owned")) ? "owned" : "not owned"
+            };
+            idWidth = Math.max(idWidth, row[0].length());
+            phaseWidth = Math.max(phaseWidth, row[1].length());
+            genWidth = Math.max(genWidth, row[2].length());
+            rows.add(row);
+        }
+        List<String> out = new ArrayList<>();
+        for (String[] row : rows) {
+            out.add(pad(row[0], idWidth) + "  " + pad(row[1], phaseWidth) + "  generation " + pad(row[2], genWidth)
+                    + "  " + row[3]);
+        }
+        return out;
+    }
+
+    private static String pad(String s, int width) {
+        return s + " ".repeat(Math.max(0, width - s.length()));
+    }
+
+    /** A run object ({@code run_id}, {@code phase}, {@code run_generation}, {@code owned}). */
+    static Map<String, Object> run(HelperClient client, Object o) throws HelperCommand.Refused {
+        if (o instanceof Map<?, ?> m && m.get("run_id") instanceof String && m.get("phase") instanceof String) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> run = (Map<String, Object>) m;
+            return run;
+        }
+        throw new HelperCommand.Refused("unexpected response from the helper at " + client.endpoint().display()
+                + ": not a run");
+    }
+
+    /** Base of the run commands taking a RUN_ID. */
+    abstract static class OneRun extends HelperCommand {
+        @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run's ID.")
+        String runId;
+
+        void printRun(HelperClient client, byte[] body) throws Refused {
+            if (json) {
+                printJson(client, body);
+                return;
+            }
+            Map<String, Object> run;
+            try {
+                run = run(client, HelperJson.parse(body));
+            } catch (HelperJson.MalformedException e) {
+                throw malformed(client);
+            }
+            PrintWriter out = spec.commandLine().getOut();
+            lines(List.of(run)).forEach(out::println);
+            out.flush();
+        }
+
+        @Override
+        void preflight() throws Usage {
+            if (runId.isEmpty()) {
+                throw new Usage("RUN_ID is empty");
+            }
+        }
+    }
+
+    @Command(name = "list",
+            mixinStandardHelpOptions = true,
+            description = {
+                "List every run with a verified record: ID, phase, run generation, and whether a live",
+                "session owns it. Prints 'no runs' when there are none."
+            },
+            footerHeading = "%nExit codes:%n",
+            footer = {
+                "  0  listed",
+                "  1  no helper is running (the line says how to start one), or the helper refused",
+                "  2  usage error",
+                "",
+                "Examples:",
+                "  spice-authority runs list",
+                "  spice-authority runs list --json",
+                "  spice-authority runs list --socket /tmp/demo/endpoint/authority.sock"
+            })
+    public static final class ListRuns extends HelperCommand {
+        @Override
+        int run(HelperClient client) throws IOException, Refused {
+            HelperClient.Response r = client.get("/v1/runs");
+            byte[] body = expectSuccess(client, r);
+            if (json) {
+                printJson(client, body);
+                return Cli.OK;
+            }
+            Object parsed;
+            try {
+                parsed = HelperJson.parse(body);
+            } catch (HelperJson.MalformedException e) {
+                throw malformed(client);
+            }
+            if (!(parsed instanceof List<?> list)) {
+                throw malformed(client);
+            }
+            List<Map<String, Object>> runs = new ArrayList<>();
+            for (Object o : list) {
+                runs.add(run(client, o));
+            }
+            PrintWriter out = spec.commandLine().getOut();
+            if (runs.isEmpty()) {
+                out.println("no runs");
+            } else {
+                lines(runs).forEach(out::println);
+            }
+            out.flush();
+            return Cli.OK;
+        }
+    }
+
+    @Command(name = "show",
+            mixinStandardHelpOptions = true,
+            description = "Show one run: ID, phase, run generation, and whether a live session owns it. No secrets.",
+            footerHeading = "%nExit codes:%n",
+            footer = {
+                "  0  shown",
+                "  1  no such run, no helper running, or the helper refused (one line says which)",
+                "  2  usage error",
+                "",
+                "Examples:",
+                "  spice-authority runs show run-1",
+                "  spice-authority runs show run-1 --json"
+            })
+    public static final class Show extends OneRun {
+        @Override
+        int run(HelperClient client) throws IOException, Refused {
+            printRun(client, expectSuccess(client, client.get(runPath(runId))));
+            return Cli.OK;
+        }
+    }
+
+    @Command(name = "abandon",
+            mixinStandardHelpOptions = true,
+            description = {
+                "Operator action for an orphan: a run left ACTIVE or IMPORTING by a host that died, with",
+                "no live session owning it. Writes a durable CANCELLED tombstone: the run can never be",
+                "resumed or imported again. Irreversible, so it requires --yes.",
+                "Opens a session for this process, asks the helper to abandon the run, closes the session,",
+                "and prints the resulting run."
+            },
+            footerHeading = "%nExit codes:%n",
+            footer = {
+                "  0  abandoned (the run is CANCELLED)",
+                "  1  refused: busy (a live owner), state_conflict (not an orphan), not_found, or no helper",
+                "  2  usage error, or --yes missing",
+                "",
+                "Examples:",
+                "  spice-authority runs list",
+                "  spice-authority runs abandon run-1 --yes"
+            })
+    public static final class Abandon extends OneRun {
+        @Option(names = "--yes", description = "Confirm: tombstone the run as CANCELLED (irreversible).")
+        boolean yes;
+
+        @Override
+        void preflight() throws Usage {
+            super.preflight();
+            if (!yes) {
+                throw new Usage("'runs abandon' is irreversible: it tombstones run " + oneLine(runId)
+                        + " as CANCELLED, after which it can never be resumed or imported; add --yes to confirm");
+            }
+        }
+
+        @Override
+        int run(HelperClient client) throws IOException, Refused {
+            long pid = ProcessHandle.current().pid();
+            Map<String, Object> opened = expectObject(client, client.postJson("/v1/sessions", "{\"pid\":" + pid + "}", Map.of()));
+            if (!(opened.get("session") instanceof String session) || session.isEmpty()) {
+                throw new Refused("unexpected response from the helper at " + client.endpoint().display() + ": no session");
+            }
+            HelperClient.Response r;
+            try {
+                r = client.postJson(runPath(runId) + "/abandon", null, Map.of("Spice-Session", session));
+            } finally {
+                try {
+                    client.delete("/v1/sessions/" + HelperClient.segment(session), Map.of());
+                } catch (IOException e) {
+                    // The helper closes the session anyway when this process exits.
+                }
+            }
+            printRun(client, expectSuccess(client, r));
+            return Cli.OK;
+        }
+    }
+}

@@ -1,0 +1,190 @@
+package spice.authority.app.cli;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * A fake helper for CLI tests: a one-thread HTTP/1.1 server on a Unix socket or loopback TCP
+ * answering canned raw responses, recording every request it receives.
+ */
+final class FakeHelper implements AutoCloseable {
+    /** One request as received; header names lower case. */
+    record Request(String method, String target, Map<String, String> headers, byte[] body) {
+        String header(String name) {
+            return headers.get(name.toLowerCase(Locale.ROOT));
+        }
+
+        String bodyText() {
+            return new String(body, StandardCharsets.UTF_8);
+        }
+
+        String line() {
+            return method + " " + target;
+        }
+    }
+
+    private final ServerSocketChannel server;
+    private final Function<Request, byte[]> handler;
+    private final List<Request> requests = new ArrayList<>();
+    private final Thread thread;
+    private final Path socket;
+
+    private FakeHelper(ServerSocketChannel server, Path socket, Function<Request, byte[]> handler) {
+        this.server = server;
+        this.socket = socket;
+        this.handler = handler;
+        this.thread = Thread.ofPlatform().daemon().name("fake-helper").start(this::serve);
+    }
+
+    static FakeHelper unix(Path socket, Function<Request, byte[]> handler) throws IOException {
+        ServerSocketChannel s = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        s.bind(UnixDomainSocketAddress.of(socket));
+        return new FakeHelper(s, socket, handler);
+    }
+
+    static FakeHelper tcp(Function<Request, byte[]> handler) throws IOException {
+        ServerSocketChannel s = ServerSocketChannel.open();
+        s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        return new FakeHelper(s, null, handler);
+    }
+
+    int port() throws IOException {
+        return ((InetSocketAddress) server.getLocalAddress()).getPort();
+    }
+
+    synchronized List<Request> requests() {
+        return List.copyOf(requests);
+    }
+
+    private void serve() {
+        while (server.isOpen()) {
+            try (SocketChannel ch = server.accept()) {
+                Request r = read(Channels.newInputStream(ch));
+                synchronized (this) {
+                    requests.add(r);
+                }
+                byte[] response = handler.apply(r);
+                if (response != null) {
+                    ByteBuffer b = ByteBuffer.wrap(response);
+                    while (b.hasRemaining()) {
+                        ch.write(b);
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                if (!server.isOpen()) {
+                    return;
+                }
+            }
+        }
+    }
+
+    private static Request read(InputStream in) throws IOException {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        int matched = 0;
+        while (matched < 4) {
+            int c = in.read();
+            if (c < 0) {
+                throw new IOException("eof in head");
+            }
+            head.write(c);
+            matched = (c == (matched % 2 == 0 ? '\r' : '\n')) ? matched + 1 : (c == '\r' ? 1 : 0);
+        }
+        String[] lines = head.toString(StandardCharsets.ISO_8859_1).split("\r\n");
+        String[] start = lines[0].split(" ");
+        Map<String, String> headers = new LinkedHashMap<>();
+        for (int i = 1; i < lines.length; i++) {
+            int colon = lines[i].indexOf(':');
+            headers.put(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT), lines[i].substring(colon + 1).trim());
+        }
+        int length = headers.containsKey("content-length") ? Integer.parseInt(headers.get("content-length")) : 0;
+        byte[] body = in.readNBytes(length);
+        return new Request(start[0], start[1], headers, body);
+    }
+
+    @Override
+    public void close() throws Exception {
+        server.close();
+        thread.join(5_000);
+        if (socket != null) {
+            Files.deleteIfExists(socket);
+        }
+    }
+
+    // ---- canned responses ---------------------------------------------------------------------
+
+    static byte[] json(int status, String body) {
+        return raw(status, "application/json", body);
+    }
+
+    static byte[] raw(int status, String contentType, String body) {
+        byte[] b = body.getBytes(StandardCharsets.UTF_8);
+        String head = "HTTP/1.1 " + status + " " + reason(status) + "\r\n"
+                + (contentType == null ? "" : "Content-Type: " + contentType + "\r\n")
+                + "Content-Length: " + b.length + "\r\n\r\n";
+        return concat(head.getBytes(StandardCharsets.ISO_8859_1), b);
+    }
+
+    /** Transfer-Encoding: chunked in pieces of {@code chunk} bytes, with an extension and a trailer. */
+    static byte[] chunked(int status, String contentType, String body, int chunk) {
+        byte[] b = body.getBytes(StandardCharsets.UTF_8);
+        StringBuilder s = new StringBuilder("HTTP/1.1 " + status + " " + reason(status) + "\r\n"
+                + "Content-Type: " + contentType + "\r\nTransfer-Encoding: chunked\r\n\r\n");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.writeBytes(s.toString().getBytes(StandardCharsets.ISO_8859_1));
+        for (int off = 0; off < b.length; off += chunk) {
+            int n = Math.min(chunk, b.length - off);
+            out.writeBytes((Integer.toHexString(n) + (off == 0 ? ";ext=1" : "") + "\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            out.write(b, off, n);
+            out.writeBytes("\r\n".getBytes(StandardCharsets.ISO_8859_1));
+        }
+        out.writeBytes("0\r\nX-Trailer: t\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+        return out.toByteArray();
+    }
+
+    /** A problem+json body exactly as the helper writes it. */
+    static byte[] problem(int status, String code, String detail) {
+        return raw(status, "application/problem+json", "{\"type\":\"urn:spice-authority:problem:" + code
+                + "\",\"title\":\"T\",\"status\":" + status + ",\"code\":\"" + code + "\",\"detail\":\"" + detail + "\"}");
+    }
+
+    static byte[] noContent() {
+        return "HTTP/1.1 204 No Content\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1);
+    }
+
+    private static String reason(int status) {
+        return switch (status) {
+            case 200 -> "OK";
+            case 204 -> "No Content";
+            case 401 -> "Unauthorized";
+            case 404 -> "Not Found";
+            case 409 -> "Conflict";
+            case 500 -> "Internal Server Error";
+            default -> "Status";
+        };
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = new byte[a.length + b.length];
+        System.arraycopy(a, 0, out, 0, a.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+}

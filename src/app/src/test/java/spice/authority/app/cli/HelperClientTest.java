@@ -1,0 +1,207 @@
+package spice.authority.app.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class HelperClientTest {
+    private static final String TOKEN = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    private static HelperClient unix(Path socket) {
+        return new HelperClient(new HelperClient.Unix(socket));
+    }
+
+    @Test
+    void get_overUnixSocket_sendsHostAndConnectionClose_andReadsContentLengthBody(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.json(200, "{\"state\":\"open\"}"))) {
+            HelperClient.Response r = unix(sock).get("/v1/authority");
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.reason()).isEqualTo("OK");
+            assertThat(r.header("Content-Type")).isEqualTo("application/json");
+            assertThat(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo("{\"state\":\"open\"}");
+            FakeHelper.Request req = h.requests().getFirst();
+            assertThat(req.line()).isEqualTo("GET /v1/authority");
+            assertThat(req.header("Host")).isEqualTo("localhost");
+            assertThat(req.header("Connection")).isEqualTo("close");
+            assertThat(req.header("Authorization")).isNull();
+            assertThat(req.header("Content-Length")).isNull();
+        }
+    }
+
+    @Test
+    void chunkedBody_withExtensionsAndTrailers_isReassembled(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        String body = "[" + "{\"run_id\":\"run-1\",\"phase\":\"ACTIVE\",\"run_generation\":1,\"owned\":true},".repeat(200)
+                + "{\"run_id\":\"last\",\"phase\":\"SUSPENDED\",\"run_generation\":2,\"owned\":false}]";
+        try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.chunked(200, "application/json", body, 7))) {
+            HelperClient.Response r = unix(sock).get("/v1/runs");
+            assertThat(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo(body);
+            assertThat(r.header("transfer-encoding")).isEqualTo("chunked");
+        }
+    }
+
+    @Test
+    void bodyWithoutLength_isReadToTheEndOfTheConnection_and204HasNoBody(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, r -> r.method().equals("DELETE") ? FakeHelper.noContent()
+                : "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"x\":1}".getBytes(StandardCharsets.US_ASCII))) {
+            assertThat(new String(unix(sock).get("/v1/x").body(), StandardCharsets.UTF_8)).isEqualTo("{\"x\":1}");
+            HelperClient.Response d = unix(sock).delete("/v1/sessions/s1", Map.of());
+            assertThat(d.status()).isEqualTo(204);
+            assertThat(d.body()).isEmpty();
+        }
+    }
+
+    @Test
+    void interimResponse_isSkipped(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        byte[] interim = "HTTP/1.1 100 Continue\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+        byte[] fin = FakeHelper.json(200, "{}");
+        byte[] both = new byte[interim.length + fin.length];
+        System.arraycopy(interim, 0, both, 0, interim.length);
+        System.arraycopy(fin, 0, both, interim.length, fin.length);
+        try (FakeHelper h = FakeHelper.unix(sock, r -> both)) {
+            HelperClient.Response r = unix(sock).get("/v1/x");
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo("{}");
+        }
+    }
+
+    @Test
+    void post_sendsContentLengthJsonBodyAndHeaders_andEmptyPostHasContentLengthZero(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.json(200, "{}"))) {
+            unix(sock).postJson("/v1/sessions", "{\"pid\":42}", Map.of());
+            unix(sock).postJson("/v1/runs/r/abandon", null, Map.of("Spice-Session", "s-1"));
+            FakeHelper.Request open = h.requests().get(0);
+            assertThat(open.line()).isEqualTo("POST /v1/sessions");
+            assertThat(open.header("Content-Type")).isEqualTo("application/json");
+            assertThat(open.header("Content-Length")).isEqualTo("10");
+            assertThat(open.bodyText()).isEqualTo("{\"pid\":42}");
+            FakeHelper.Request abandon = h.requests().get(1);
+            assertThat(abandon.header("Content-Length")).isEqualTo("0");
+            assertThat(abandon.header("Content-Type")).isNull();
+            assertThat(abandon.header("Spice-Session")).isEqualTo("s-1");
+        }
+    }
+
+    @Test
+    void tcp_sendsTheBearerTokenFromTheTokenFile(@TempDir Path tmp) throws Exception {
+        Path tokenFile = tmp.resolve("token");
+        Files.writeString(tokenFile, TOKEN + "\n");
+        try (FakeHelper h = FakeHelper.tcp(r -> FakeHelper.json(200, "[]"))) {
+            HelperClient c = new HelperClient(new HelperClient.Tcp(InetAddress.getLoopbackAddress(), h.port(), tokenFile));
+            assertThat(c.get("/v1/runs").status()).isEqualTo(200);
+            FakeHelper.Request req = h.requests().getFirst();
+            assertThat(req.header("Authorization")).isEqualTo("Bearer " + TOKEN);
+            assertThat(req.header("Host")).isEqualTo("localhost");
+        }
+    }
+
+    @Test
+    void tokenFile_missing_isNotRunning_andBadContentIsRefusedWithoutShowingIt(@TempDir Path tmp) throws Exception {
+        HelperClient missing = new HelperClient(new HelperClient.Tcp(InetAddress.getLoopbackAddress(), 1, tmp.resolve("none")));
+        assertThatThrownBy(() -> missing.get("/v1/runs")).isInstanceOf(HelperClient.NotRunningException.class)
+                .hasMessageContaining("no token file");
+        Path bad = tmp.resolve("bad");
+        Files.writeString(bad, "secret-part\r\nInjected: yes");
+        HelperClient c = new HelperClient(new HelperClient.Tcp(InetAddress.getLoopbackAddress(), 1, bad));
+        assertThatThrownBy(() -> c.get("/v1/runs")).hasMessageContaining("not a token")
+                .hasMessageNotContaining("secret").hasMessageNotContaining("Injected");
+    }
+
+    @Test
+    void missingSocket_staleSocketFile_andClosedTcpPort_areNotRunning(@TempDir Path tmp) throws Exception {
+        assertThatThrownBy(() -> unix(tmp.resolve("none.sock")).get("/v1/authority"))
+                .isInstanceOf(HelperClient.NotRunningException.class).hasMessageContaining("none.sock");
+        Path stale = tmp.resolve("stale.sock");
+        try (ServerSocketChannel s = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            s.bind(UnixDomainSocketAddress.of(stale));
+        }
+        assertThat(stale).exists();
+        assertThatThrownBy(() -> unix(stale).get("/v1/authority"))
+                .isInstanceOf(HelperClient.NotRunningException.class).hasMessageContaining("connection refused");
+        int port;
+        try (ServerSocketChannel s = ServerSocketChannel.open()) {
+            s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            port = ((InetSocketAddress) s.getLocalAddress()).getPort();
+        }
+        Path tokenFile = tmp.resolve("token");
+        Files.writeString(tokenFile, TOKEN);
+        HelperClient c = new HelperClient(new HelperClient.Tcp(InetAddress.getLoopbackAddress(), port, tokenFile));
+        assertThatThrownBy(() -> c.get("/v1/authority")).isInstanceOf(HelperClient.NotRunningException.class)
+                .hasMessageNotContaining(TOKEN);
+    }
+
+    @Test
+    void silentHelper_timesOut(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        CountDownLatch release = new CountDownLatch(1);
+        try (FakeHelper h = FakeHelper.unix(sock, r -> {
+            try {
+                release.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
+        })) {
+            HelperClient c = new HelperClient(new HelperClient.Unix(sock), Duration.ofSeconds(1), Duration.ofMillis(300));
+            long t0 = System.nanoTime();
+            assertThatThrownBy(() -> c.get("/v1/authority")).isInstanceOf(HelperClient.TimeoutException.class)
+                    .hasMessageContaining("timed out");
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(3));
+            release.countDown();
+        }
+    }
+
+    @Test
+    void malformedFraming_isAProtocolError(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        String[] bad = {
+            "SSH-2.0-OpenSSH\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
+            "HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nX: " + "a".repeat(70_000) + "\r\n\r\n",
+            ""
+        };
+        for (String b : bad) {
+            try (FakeHelper h = FakeHelper.unix(sock, r -> b.getBytes(StandardCharsets.ISO_8859_1))) {
+                assertThatThrownBy(() -> unix(sock).get("/v1/authority")).as(b.length() > 60 ? b.substring(0, 60) : b)
+                        .isInstanceOf(HelperClient.ProtocolException.class);
+            }
+        }
+    }
+
+    @Test
+    void requestCannotBeSplitByHeaderOrTarget() {
+        HelperClient c = unix(Path.of("/nonexistent/a.sock"));
+        assertThatThrownBy(() -> c.postJson("/v1/x", "{}", Map.of("Spice-Session", "a\r\nX: y")))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> c.get("/v1/x y")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> c.get("/v1/x\n")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void segment_percentEncodesEverythingButUnreserved() {
+        assertThat(HelperClient.segment("run-1_a.b~c")).isEqualTo("run-1_a.b~c");
+        assertThat(HelperClient.segment("a/b c?d%é")).isEqualTo("a%2Fb%20c%3Fd%25%C3%A9");
+    }
+}

@@ -1,0 +1,193 @@
+package spice.authority.app.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import spice.authority.snapshot.SpecFiles;
+
+/**
+ * End to end with real processes: the packaged helper, and test hosts that are separate JVMs
+ * with their own sessions (issue 5, "Show").
+ */
+class HelperEndToEndIT {
+    private Path root;
+    private HelperProcess helper;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        root = Files.createTempDirectory("spice-e2e-");
+        Files.setPosixFilePermissions(root, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        helper = HelperProcess.start(root.resolve("authority"), root.resolve("endpoint/authority.sock"));
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (helper != null) {
+            helper.close();
+        }
+        HelperProcess.deleteTree(root);
+    }
+
+    private Path payload(String runId, String status, long seq) throws IOException {
+        String base = new String(SpecFiles.bytes("payload-corpus/public/valid-01-minimal-suspended.json"), StandardCharsets.UTF_8);
+        String json = base.replace("\"run_id\":\"run-1\"", "\"run_id\":\"" + runId + "\"")
+                .replace("\"status\":\"suspended\"", "\"status\":\"" + status + "\"")
+                .replace("\"last_sequence\":7", "\"last_sequence\":" + seq);
+        Path f = root.resolve(runId + "-" + status + "-" + seq + ".json");
+        Files.writeString(f, json);
+        return f;
+    }
+
+    private static String importId(String answer) {
+        return answer.replaceAll(".*\"import\":\"([0-9a-f]+)\".*", "$1");
+    }
+
+    private String owned(String runId) throws IOException {
+        return helper.http().get("/v1/runs/" + runId).text();
+    }
+
+    @Test
+    void fullLifecycle_acrossHostProcesses() throws Exception {
+        assertThat(helper.listeningLine).isEqualTo("listening on unix:" + root.resolve("endpoint/authority.sock"));
+        Path env1 = root.resolve("env1.pb");
+        try (HostProcess host1 = new HostProcess(helper.socket); HostProcess host2 = new HostProcess(helper.socket);
+             HostProcess host3 = new HostProcess(helper.socket)) {
+            assertThat(host1.send("session")).startsWith("200 ");
+            assertThat(host2.send("session")).startsWith("200 ");
+            assertThat(host3.send("session")).startsWith("200 ");
+            assertThat(host1.send("start run-e2e")).startsWith("200 ").contains("\"phase\":\"ACTIVE\"");
+            assertThat(host1.send("sign run-e2e " + payload("run-e2e", "suspended", 7) + " " + env1)).startsWith("200 envelope");
+
+            // A second host's import is busy while the first lives; it cannot touch the first's run either.
+            assertThat(host2.send("import " + env1)).startsWith("409 ").contains("\"code\":\"busy\"");
+            assertThat(host2.send("resume run-e2e")).startsWith("409 ").contains("not owned by this session");
+
+            // The first host dies; the helper notices promptly and releases its lease.
+            host1.kill9();
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            while (owned("run-e2e").contains("\"owned\":true") && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(owned("run-e2e")).contains("\"phase\":\"SUSPENDED\"").contains("\"owned\":false");
+
+            String prepared = host2.send("import " + env1);
+            assertThat(prepared).startsWith("200 ").contains("\"run_id\":\"run-e2e\"").contains("\"last_sequence\":7")
+                    .contains("\"next_sequence\":8");
+            String imp = importId(prepared);
+            assertThat(host2.send("consume " + imp)).startsWith("200 ").contains("IMPORTING");
+            assertThat(host2.send("activate " + imp)).startsWith("200 ").contains("\"phase\":\"ACTIVE\"").contains("\"run_generation\":2");
+            assertThat(owned("run-e2e")).contains("\"owned\":true");
+
+            // A third host's import of the same envelope is refused.
+            assertThat(host3.send("import " + env1)).startsWith("403 ").contains("verification_failed");
+
+            // Local suspend then resume: the envelope of that suspension never imports.
+            Path env2 = root.resolve("env2.pb");
+            assertThat(host2.send("sign run-e2e " + payload("run-e2e", "suspended", 9) + " " + env2)).startsWith("200 envelope");
+            assertThat(host2.send("resume run-e2e")).startsWith("200 ").contains("\"run_generation\":3");
+            assertThat(host2.send("release run-e2e")).startsWith("204");
+            assertThat(host3.send("import " + env2)).startsWith("403 ").contains("verification_failed");
+
+            // A terminal snapshot tombstones the run: inspectable, never importable.
+            Path env3 = root.resolve("env3.pb");
+            assertThat(host3.send("start run-term")).startsWith("200 ");
+            assertThat(host3.send("sign run-term " + payload("run-term", "completed", 11) + " " + env3)).startsWith("200 envelope");
+            assertThat(owned("run-term")).contains("\"phase\":\"COMPLETED\"").contains("\"owned\":false");
+            UnixHttp.Response inspect = helper.http().call("POST", "/v1/snapshots/inspect",
+                    Map.of("Content-Type", "application/x-protobuf"), Files.readAllBytes(env3));
+            assertThat(inspect.status()).isEqualTo(200);
+            assertThat(inspect.text()).contains("\"lifecycle\" : \"SNAPSHOT_LIFECYCLE_COMPLETED\"").contains("\"resumable\" : false");
+            assertThat(host2.send("import " + env3)).startsWith("403 ");
+        }
+    }
+
+    @Test
+    void envelopeFromAnotherHelper_failsWithTheSameBodyAsAForgedMac() throws Exception {
+        Path envA = root.resolve("a.pb");
+        Path envB = root.resolve("b.pb");
+        Path otherRoot = Files.createTempDirectory("spice-e2e-other-");
+        try (HelperProcess other = HelperProcess.start(otherRoot.resolve("authority"), otherRoot.resolve("endpoint/authority.sock"));
+             HostProcess hostA = new HostProcess(helper.socket); HostProcess hostB = new HostProcess(other.socket)) {
+            assertThat(hostA.send("session")).startsWith("200");
+            assertThat(hostB.send("session")).startsWith("200");
+            assertThat(hostA.send("start run-x")).startsWith("200");
+            assertThat(hostA.send("sign run-x " + payload("run-x", "suspended", 7) + " " + envA)).startsWith("200");
+            assertThat(hostA.send("release run-x")).startsWith("204");
+            assertThat(hostB.send("start run-x")).startsWith("200");
+            assertThat(hostB.send("sign run-x " + payload("run-x", "suspended", 7) + " " + envB)).startsWith("200");
+
+            byte[] forged = Files.readAllBytes(envA);
+            forged[forged.length - 1] ^= 0x01; // last byte of the claim MAC
+            Path envForged = root.resolve("forged.pb");
+            Files.write(envForged, forged);
+            String fromOther = hostA.send("import " + envB);
+            String forgedMac = hostA.send("import " + envForged);
+            assertThat(fromOther).startsWith("403 ");
+            assertThat(fromOther).isEqualTo(forgedMac);
+            assertThat(hostA.send("import " + envA)).startsWith("200");
+        } finally {
+            HelperProcess.deleteTree(otherRoot);
+        }
+    }
+
+    @Test
+    void secondHelperOnTheSameDirectory_refusesWithAClearMessage() throws Exception {
+        Process p = new ProcessBuilder(HelperProcess.command("serve", "--authority-dir", root.resolve("authority").toString(),
+                "--socket", root.resolve("endpoint2/authority.sock").toString())).redirectErrorStream(true).start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).isEqualTo(1);
+        assertThat(output).contains("refused to start: another spice-authority helper is already serving " + root.resolve("authority"));
+        assertThat(Files.exists(root.resolve("endpoint2/authority.sock"))).isFalse();
+    }
+
+    @Test
+    void otherUser_isUnauthorized_byPeerCredentials() throws Exception {
+        if (!Files.isExecutable(Path.of("/usr/bin/setpriv")) || !"root".equals(System.getProperty("user.name"))) {
+            System.out.println("skipped: needs root and setpriv to act as another uid");
+            return;
+        }
+        // uid 4711 keeps CAP_DAC_OVERRIDE only to reach the 0700 endpoint directory: the helper's own
+        // check of the peer's uid must refuse it.
+        Process p = new ProcessBuilder("setpriv", "--reuid=4711", "--regid=4711", "--clear-groups", "--inh-caps=+dac_override",
+                "--ambient-caps=+dac_override", "curl", "-s", "--unix-socket", helper.socket.toString(),
+                "http://localhost/v1/authority").redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor();
+        assertThat(out).contains("\"status\":401").contains("\"code\":\"unauthorized\"")
+                .contains("user id differs").doesNotContain("scope_id");
+    }
+
+    @Test
+    void healthMetricsOpenapi_andSigtermDrainsRemovesSocketExits0() throws Exception {
+        UnixHttp http = helper.http();
+        assertThat(http.get("/q/health/live").text()).contains("\"status\": \"UP\"");
+        assertThat(http.get("/q/health/ready").text()).contains("\"state\": \"open\"");
+        String openapi = http.get("/q/openapi").text();
+        for (String path : List.of("/v1/sessions", "/v1/runs", "/v1/runs/{run_id}/snapshots", "/v1/imports",
+                "/v1/imports/{import}/consume", "/v1/runs/{run_id}/abandon", "/v1/snapshots/inspect")) {
+            assertThat(openapi).contains(path);
+        }
+        assertThat(openapi).contains("verification_failed").contains("invalid_snapshot");
+        try (HostProcess host = new HostProcess(helper.socket)) {
+            host.send("session");
+            host.send("start run-m");
+            assertThat(host.send("sign run-m " + root.resolve("nope.json") + " x")).isNotNull();
+        } catch (IOException expected) {
+            // the host fails reading a missing file; the metrics below still count the start
+        }
+        String metrics = http.get("/q/metrics").text();
+        assertThat(metrics).contains("spice_authority_transitions_total").contains("kind=\"start\"")
+                .contains("http_server_requests_seconds");
+        assertThat(metrics).doesNotContainPattern("[0-9a-f]{64}");
+        assertThat(helper.stop()).isZero();
+        assertThat(Files.exists(helper.socket)).isFalse();
+    }
+}

@@ -1,0 +1,110 @@
+package spice.authority.app.it;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/** A packaged helper ({@code java -jar quarkus-run.jar serve …}) run as its own process. */
+final class HelperProcess implements AutoCloseable {
+    static final Path RUNNER = Path.of("target/quarkus-app/quarkus-run.jar").toAbsolutePath();
+
+    final Process process;
+    final Path socket;
+    final String listeningLine;
+    private final StringBuffer stderr = new StringBuffer();
+
+    private HelperProcess(Process p, Path socket, String line) {
+        this.process = p;
+        this.socket = socket;
+        this.listeningLine = line;
+    }
+
+    static List<String> command(String... args) {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:+UseSerialGC", "-Xmx128m", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED",
+                "-jar", RUNNER.toString()));
+        cmd.addAll(List.of(args));
+        return cmd;
+    }
+
+    /** Starts {@code serve} and waits for its "listening on" line. */
+    static HelperProcess start(Path authorityDir, Path socket) throws IOException {
+        Process p = new ProcessBuilder(command("serve", "--authority-dir", authorityDir.toString(), "--socket", socket.toString()))
+                .start();
+        HelperProcess[] holder = new HelperProcess[1];
+        StringBuffer err = new StringBuffer();
+        Thread.ofPlatform().daemon().start(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
+                String l;
+                while ((l = r.readLine()) != null) {
+                    err.append(l).append('\n');
+                }
+            } catch (IOException ignored) {
+                // process ended
+            }
+        });
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        CompletableFuture<String> line = CompletableFuture.supplyAsync(() -> {
+            try {
+                return out.readLine();
+            } catch (IOException e) {
+                return null;
+            }
+        });
+        String l;
+        try {
+            l = line.get(60, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            p.destroyForcibly();
+            throw new IOException("helper did not start: " + err);
+        }
+        if (l == null || !l.startsWith("listening on ")) {
+            p.destroyForcibly();
+            throw new IOException("helper did not start (" + l + "): " + err);
+        }
+        HelperProcess h = new HelperProcess(p, socket, l);
+        holder[0] = h;
+        h.stderr.append(err);
+        return h;
+    }
+
+    UnixHttp http() {
+        return new UnixHttp(socket);
+    }
+
+    /** SIGTERM, then the exit code. */
+    int stop() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            process.waitFor(10, TimeUnit.SECONDS);
+            return -1;
+        }
+        return process.exitValue();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (process.isAlive()) {
+            stop();
+        }
+    }
+
+    static void deleteTree(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (var walk = Files.walk(root)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}
