@@ -69,7 +69,7 @@ public final class RunsCommand implements Runnable {
     }
 
     /** A run object ({@code run_id}, {@code phase}, {@code run_generation}, {@code owned}). */
-    static Map<String, Object> run(HelperClient client, Object o) throws HelperCommand.Refused {
+    static Map<String, Object> asRun(HelperClient client, Object o) throws HelperCommand.Refused {
         if (o instanceof Map<?, ?> m && m.get("run_id") instanceof String && m.get("phase") instanceof String) {
             @SuppressWarnings("unchecked")
             Map<String, Object> run = (Map<String, Object>) m;
@@ -91,7 +91,7 @@ public final class RunsCommand implements Runnable {
             }
             Map<String, Object> run;
             try {
-                run = run(client, HelperJson.parse(body));
+                run = asRun(client, HelperJson.parse(body));
             } catch (HelperJson.MalformedException e) {
                 throw malformed(client);
             }
@@ -145,7 +145,7 @@ public final class RunsCommand implements Runnable {
             }
             List<Map<String, Object>> runs = new ArrayList<>();
             for (Object o : list) {
-                runs.add(run(client, o));
+                runs.add(asRun(client, o));
             }
             PrintWriter out = spec.commandLine().getOut();
             if (runs.isEmpty()) {
