@@ -342,7 +342,7 @@ public final class GoJsonReader {
         int stop = pos;
         pos++; // closing quote
         if (simple) {
-            return new String(in, start, stop - start, StandardCharsets.ISO_8859_1);
+            return stop == start ? "" : new String(in, start, stop - start, StandardCharsets.ISO_8859_1);
         }
         return decodeSlow(start, stop);
     }

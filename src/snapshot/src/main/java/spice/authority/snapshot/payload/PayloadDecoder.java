@@ -123,8 +123,19 @@ final class PayloadDecoder {
         T decode(T current, int index);
     }
 
-    /** Go's array-into-slice decoding, with element reuse up to the slice's capacity. */
-    private <T> void slice(Raw.Slice<T> s, Supplier<T> zero, ElementDecoder<T> element, String where) {
+    /** Called for each element decoded beyond the retention limit. */
+    private interface OverflowCheck<T> {
+        void check(Raw.Slice<T> slice, T element, int index);
+    }
+
+    /**
+     * Go's array-into-slice decoding, with element reuse up to the slice's capacity. Elements past
+     * {@code retain} are decoded into a fresh scratch value, checked by {@code onOverflow} and
+     * dropped (they only count): the array already breaks its count rule, and this keeps the
+     * memory used proportional to what a valid payload can hold.
+     */
+    private <T> void slice(Raw.Slice<T> s, Supplier<T> zero, ElementDecoder<T> element, String where, int retain,
+                           OverflowCheck<T> onOverflow, java.util.function.UnaryOperator<T> reset) {
         int kind = r.peekKind();
         if (kind == 'n') {
             r.readNull();
@@ -136,26 +147,65 @@ final class PayloadDecoder {
             return;
         }
         r.beginArray();
+        s.clearOverflow();
+        T scratch = null;
         int i = 0;
         boolean first = true;
         while (r.nextElement(first)) {
             first = false;
             curElement = i;
-            if (i >= s.backing.size()) {
-                s.backing.add(zero.get());
+            if (i < retain) {
+                if (i >= s.backing.size()) {
+                    s.backing.add(zero.get());
+                }
+                if (i >= s.len) {
+                    s.len = i + 1;
+                }
+                s.backing.set(i, element.decode(s.backing.get(i), i));
+            } else {
+                // One scratch element, reset each time: overflow costs no allocation per element.
+                scratch = scratch == null || reset == null ? zero.get() : reset.apply(scratch);
+                scratch = element.decode(scratch, i);
+                s.overflow++;
+                if (onOverflow != null) {
+                    onOverflow.check(s, scratch, i);
+                }
             }
-            if (i >= s.len) {
-                s.len = i + 1;
-            }
-            s.backing.set(i, element.decode(s.backing.get(i), i));
             i++;
         }
-        if (i < s.len) {
-            s.len = i;
+        int retained = Math.min(i, retain);
+        if (retained < s.len) {
+            s.len = retained;
         }
         if (i == 0) {
             s.resetToEmpty();
         }
+    }
+
+    // Allocated once per decoder, not per message.
+    private final ElementDecoder<Raw.Message> messageDecoder = this::message;
+    private final ElementDecoder<Raw.Part> partDecoder = this::part;
+    private final OverflowCheck<Raw.Part> partOverflow = this::partOverflow;
+
+    private static void messageOverflow(Raw.Slice<Raw.Message> s, Raw.Message m, int index) {
+        if (s.overflowFailure == null) {
+            try {
+                PayloadRules.checkMessage(m, index);
+            } catch (PayloadRejectedException e) {
+                s.overflowFailure = e;
+            }
+        }
+    }
+
+    private void partOverflow(Raw.Slice<Raw.Part> s, Raw.Part p, int index) {
+        if (s.overflowFailure == null) {
+            try {
+                PayloadRules.checkPart(p, curMessage, index);
+            } catch (PayloadRejectedException e) {
+                s.overflowFailure = e;
+            }
+        }
+        s.overflowBytes += PayloadRules.partSize(p);
     }
 
     private void unknown(String where) {
@@ -179,10 +229,12 @@ final class PayloadDecoder {
                 case 1 -> s.runId = string(s.runId, "run_id");
                 case 2 -> definition(s.definition);
                 case 3 -> s.completedTurns = unsigned(s.completedTurns, MAX_U32, "completed_turns");
-                case 4 -> slice(s.history, Raw.Message::new, this::message, "history");
+                case 4 -> slice(s.history, Raw.Message::new, messageDecoder, "history", PayloadRules.MAX_MESSAGES,
+                        PayloadDecoder::messageOverflow, Raw.Message::reset);
                 case 5 -> plan(s.plan);
                 case 6 -> slice(s.seenInteractionIds, () -> "",
-                        (cur, i) -> string(cur, "seen_interaction_ids[%i]"), "seen_interaction_ids");
+                        (cur, i) -> string(cur, "seen_interaction_ids[%i]"), "seen_interaction_ids",
+                        PayloadRules.MAX_INTERACTIONS, null, null);
                 case 7 -> s.lastSequence = unsigned(s.lastSequence, -1L, "last_sequence");
                 case 8 -> s.status = string(s.status, "status");
                 default -> unknown("$");
@@ -221,7 +273,8 @@ final class PayloadDecoder {
                 case 0 -> m.id = string(m.id, "history[%m].id");
                 case 1 -> m.role = string(m.role, "history[%m].role");
                 case 2 -> {
-                    slice(m.parts, Raw.Part::new, this::part, "history[%m].parts");
+                    slice(m.parts, Raw.Part::new, partDecoder, "history[%m].parts", PayloadRules.MAX_PARTS, partOverflow,
+                            Raw.Part::reset);
                     curMessage = index;
                 }
                 default -> unknown("history[%m]");
@@ -268,7 +321,7 @@ final class PayloadDecoder {
             switch (match(key, PLAN_FIELDS)) {
                 case 0 -> slice(p.compiledIdentities, () -> "",
                         (cur, i) -> string(cur, "plan_identity.compiled_identities[%i]"),
-                        "plan_identity.compiled_identities");
+                        "plan_identity.compiled_identities", PayloadRules.MAX_COMPILED, null, null);
                 case 1 -> p.snapshotCompatibilityIdentity = string(p.snapshotCompatibilityIdentity,
                         "plan_identity.snapshot_compatibility_identity");
                 case 2 -> p.toolPlanId = string(p.toolPlanId, "plan_identity.tool_plan_id");

@@ -49,6 +49,9 @@ final class PayloadRules {
         for (int m = 0; m < history.size(); m++) {
             sizes[m] = checkMessage(history.get(m), m);
         }
+        if (s.history.overflowFailure != null) {
+            throw s.history.overflowFailure; // messages past the retained ones, in document order
+        }
         // 3. definition
         checkTrimmedNonEmpty(s.definition.name, PayloadRule.P_DEF_NAME, "definition.name");
         checkTrimmedNonEmpty(s.definition.model, PayloadRule.P_DEF_MODEL, "definition.model");
@@ -66,7 +69,7 @@ final class PayloadRules {
             throw reject(PayloadRule.P_TURNS, "completed_turns");
         }
         // 7. history count
-        if (history.isEmpty() || history.size() > MAX_MESSAGES) {
+        if (s.history.count() == 0 || s.history.count() > MAX_MESSAGES) {
             throw reject(PayloadRule.P_HIST_COUNT, "history");
         }
         // 8. sequence: 1..2^64-2 (unsigned)
@@ -84,7 +87,7 @@ final class PayloadRules {
         }
         // 10. interactions
         List<String> ids = s.seenInteractionIds.view();
-        if (ids.size() > MAX_INTERACTIONS) {
+        if (s.seenInteractionIds.count() > MAX_INTERACTIONS) {
             throw reject(PayloadRule.P_IA_COUNT, "seen_interaction_ids");
         }
         for (int i = 0; i < ids.size(); i++) {
@@ -106,62 +109,73 @@ final class PayloadRules {
     }
 
     /** Checks one message (step 2) and returns its accounted size. */
-    private static long checkMessage(Raw.Message msg, int m) throws PayloadRejectedException {
+    static long checkMessage(Raw.Message msg, int m) throws PayloadRejectedException {
         if (!isToken(msg.id, 128)) {
             throw reject(PayloadRule.P_MSG_ID, "history[" + m + "].id");
         }
         long size = utf8Length(msg.id) + (long) utf8Length(msg.role);
         List<Raw.Part> parts = msg.parts.view();
         for (int p = 0; p < parts.size(); p++) {
-            Raw.Part part = parts.get(p);
-            String where = null;
-            switch (part.kind) {
-                case "text" -> {
-                    if (!part.name.isEmpty() || !part.callId.isEmpty() || !part.namespace.isEmpty() || part.hasData()) {
-                        throw reject(PayloadRule.P_PART_INACTIVE, loc(m, p));
-                    }
-                    int textBytes = utf8Length(part.text);
-                    if (textBytes == 0 || textBytes > MIB) {
-                        throw reject(PayloadRule.P_TEXT, loc(m, p));
-                    }
-                }
-                case "tool_call", "tool_result" -> {
-                    if (!part.text.isEmpty() || !part.namespace.isEmpty()) {
-                        throw reject(PayloadRule.P_PART_INACTIVE, loc(m, p));
-                    }
-                    if (!isToken(part.callId, 128)) {
-                        throw reject(PayloadRule.P_CALL_ID, loc(m, p));
-                    }
-                    if (!isToken(part.name, 128)) {
-                        throw reject(PayloadRule.P_TOOL_NAME, loc(m, p));
-                    }
-                    checkData(part, m, p);
-                }
-                case "extension" -> {
-                    if (!part.text.isEmpty() || !part.name.isEmpty() || !part.callId.isEmpty()) {
-                        throw reject(PayloadRule.P_PART_INACTIVE, loc(m, p));
-                    }
-                    if (!isToken(part.namespace, 256)) {
-                        throw reject(PayloadRule.P_NAMESPACE, loc(m, p));
-                    }
-                    checkData(part, m, p);
-                }
-                default -> throw reject(PayloadRule.P_PART_KIND, loc(m, p));
-            }
-            size += utf8Length(part.kind) + (long) utf8Length(part.text) + utf8Length(part.name)
-                    + utf8Length(part.callId) + utf8Length(part.namespace)
-                    + (part.data == null ? 0 : part.data.length);
+            size += checkPart(parts.get(p), m, p);
         }
+        if (msg.parts.overflowFailure != null) {
+            throw msg.parts.overflowFailure; // parts past the retained ones, in document order
+        }
+        size += msg.parts.overflowBytes;
         if (Role.fromWire(msg.role) == null) {
             throw reject(PayloadRule.P_MSG_ROLE, "history[" + m + "].role");
         }
-        if (parts.isEmpty() || parts.size() > MAX_PARTS) {
+        if (msg.parts.count() == 0 || msg.parts.count() > MAX_PARTS) {
             throw reject(PayloadRule.P_MSG_PARTS, "history[" + m + "].parts");
         }
         if (size > MAX_MESSAGE) {
             throw reject(PayloadRule.P_MSG_SIZE, "history[" + m + "]");
         }
         return size;
+    }
+
+    /** Checks one part (step 2, per part) and returns its accounted size. */
+    static long checkPart(Raw.Part part, int m, int p) throws PayloadRejectedException {
+        switch (part.kind) {
+            case "text" -> {
+                if (!part.name.isEmpty() || !part.callId.isEmpty() || !part.namespace.isEmpty() || part.hasData()) {
+                    throw reject(PayloadRule.P_PART_INACTIVE, loc(m, p));
+                }
+                int textBytes = utf8Length(part.text);
+                if (textBytes == 0 || textBytes > MIB) {
+                    throw reject(PayloadRule.P_TEXT, loc(m, p));
+                }
+            }
+            case "tool_call", "tool_result" -> {
+                if (!part.text.isEmpty() || !part.namespace.isEmpty()) {
+                    throw reject(PayloadRule.P_PART_INACTIVE, loc(m, p));
+                }
+                if (!isToken(part.callId, 128)) {
+                    throw reject(PayloadRule.P_CALL_ID, loc(m, p));
+                }
+                if (!isToken(part.name, 128)) {
+                    throw reject(PayloadRule.P_TOOL_NAME, loc(m, p));
+                }
+                checkData(part, m, p);
+            }
+            case "extension" -> {
+                if (!part.text.isEmpty() || !part.name.isEmpty() || !part.callId.isEmpty()) {
+                    throw reject(PayloadRule.P_PART_INACTIVE, loc(m, p));
+                }
+                if (!isToken(part.namespace, 256)) {
+                    throw reject(PayloadRule.P_NAMESPACE, loc(m, p));
+                }
+                checkData(part, m, p);
+            }
+            default -> throw reject(PayloadRule.P_PART_KIND, loc(m, p));
+        }
+        return partSize(part);
+    }
+
+    /** The accounted size of a part: kind, text, name, call_id, namespace and raw data bytes. */
+    static long partSize(Raw.Part part) {
+        return utf8Length(part.kind) + (long) utf8Length(part.text) + utf8Length(part.name)
+                + utf8Length(part.callId) + utf8Length(part.namespace) + (part.data == null ? 0 : part.data.length);
     }
 
     private static void checkData(Raw.Part part, int m, int p) throws PayloadRejectedException {
@@ -181,7 +195,7 @@ final class PayloadRules {
             throw reject(PayloadRule.P_TOOLPLAN, "plan_identity.tool_plan_id");
         }
         List<String> compiled = plan.compiledIdentities.view();
-        if (compiled.isEmpty() || compiled.size() > MAX_COMPILED) {
+        if (plan.compiledIdentities.count() == 0 || plan.compiledIdentities.count() > MAX_COMPILED) {
             throw reject(PayloadRule.P_PLAN_COUNT, "plan_identity.compiled_identities");
         }
         for (int i = 1; i < compiled.size(); i++) {

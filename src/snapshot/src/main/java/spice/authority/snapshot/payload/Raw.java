@@ -19,6 +19,21 @@ final class Raw {
     static final class Slice<T> {
         final ArrayList<T> backing = new ArrayList<>();
         int len;
+        /**
+         * Elements of the last decoded array beyond the retention limit: decoded (syntax, unknown
+         * members, types) and checked on the fly, then dropped, so hostile floods of tiny elements
+         * cannot allocate far beyond the input. Such an array always breaks its count rule.
+         */
+        int overflow;
+        /** The first rule an overflow element broke (in document order), or null. */
+        PayloadRejectedException overflowFailure;
+        /** Accounted bytes of overflow elements (parts: for P-MSG-SIZE). */
+        long overflowBytes;
+
+        /** The element count Go would see: retained plus overflow. */
+        int count() {
+            return len + overflow;
+        }
 
         List<T> view() {
             return backing.subList(0, len);
@@ -36,6 +51,13 @@ final class Raw {
         void resetToEmpty() {
             backing.clear();
             len = 0;
+            clearOverflow();
+        }
+
+        void clearOverflow() {
+            overflow = 0;
+            overflowFailure = null;
+            overflowBytes = 0;
         }
     }
 
@@ -61,6 +83,14 @@ final class Raw {
         String id = "";
         String role = "";
         final Slice<Part> parts = new Slice<>();
+
+        /** Back to the zero value (reuse as a scratch element). */
+        Message reset() {
+            id = "";
+            role = "";
+            parts.resetToEmpty();
+            return this;
+        }
     }
 
     static final class Part {
@@ -73,6 +103,17 @@ final class Raw {
 
         boolean hasData() {
             return data != null && data.length > 0;
+        }
+
+        /** Back to the zero value (reuse as a scratch element). */
+        Part reset() {
+            kind = "";
+            text = "";
+            name = "";
+            callId = "";
+            namespace = "";
+            data = null;
+            return this;
         }
     }
 

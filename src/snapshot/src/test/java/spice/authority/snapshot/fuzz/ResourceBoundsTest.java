@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import spice.authority.snapshot.SpecFiles;
 import spice.authority.snapshot.envelope.Envelope;
@@ -84,7 +83,6 @@ class ResourceBoundsTest {
      * {@code OutOfMemoryError} under {@code -Xmx256m}. Enable once decoding bounds element counts.
      */
     @Test
-    @Disabled("finding: empty-element floods allocate 19-32x the input before P-HIST-COUNT/P-MSG-PARTS; see bench/FUZZING.md")
     void emptyElementFloods_allocateAtMostASmallMultipleOfTheInput() {
         Map<String, byte[]> inputs = new LinkedHashMap<>();
         inputs.put("history of 200k empty messages", minimalWith("\"history\":[", "\"history\":[" + "{},".repeat(200_000)));
