@@ -165,15 +165,7 @@ public final class RunAuthority implements AutoCloseable {
      * @throws AuthorityException.Busy when the run is owned elsewhere
      */
     public ActiveRun start(String runId, Cancellation c) throws AuthorityException {
-        if (!RunRecord.validRunId(runId)) {
-            throw new AuthorityException.Configuration("invalid run ID: must be 1..128 UTF-8 bytes, no surrounding white space, no control characters");
-        }
-        c.check("start " + runId);
-        checkOpen();
-        checkFence(runId);
-        revalidate();
-        String stem = RecordCodec.fileStem(runId);
-        acquireLease();
+        String stem = enterRunOperation("start", runId, c);
         StableLock lock = null;
         boolean handedOver = false;
         try {
@@ -276,15 +268,7 @@ public final class RunAuthority implements AutoCloseable {
      * @throws AuthorityException.State when there is no record or it is not ACTIVE/IMPORTING
      */
     public RunRecord abandon(String runId, Cancellation c) throws AuthorityException {
-        if (!RunRecord.validRunId(runId)) {
-            throw new AuthorityException.Configuration("invalid run ID");
-        }
-        c.check("abandon " + runId);
-        checkOpen();
-        checkFence(runId);
-        revalidate();
-        String stem = RecordCodec.fileStem(runId);
-        acquireLease();
+        String stem = enterRunOperation("abandon", runId, c);
         StableLock lock = null;
         try {
             lock = lockRun(stem, runId);
@@ -402,6 +386,24 @@ public final class RunAuthority implements AutoCloseable {
     }
 
     // ---- internals used by ActiveRun and RunImport -------------------------------------------
+
+    /**
+     * The common entry of the run-ID operations: argument, cancellation, open state, fence,
+     * directory re-validation, then one lease. Returns the run's file stem; the caller owns the
+     * lease and must release it on every path that does not hand it over.
+     */
+    private String enterRunOperation(String what, String runId, Cancellation c) throws AuthorityException {
+        if (!RunRecord.validRunId(runId)) {
+            throw new AuthorityException.Configuration("invalid run ID: must be 1..128 UTF-8 bytes, no surrounding white space, no control characters");
+        }
+        c.check(what + " " + runId);
+        checkOpen();
+        checkFence(runId);
+        revalidate();
+        String stem = RecordCodec.fileStem(runId);
+        acquireLease();
+        return stem;
+    }
 
     void checkOpen() throws AuthorityException.Closed {
         synchronized (stateLock) {

@@ -296,7 +296,26 @@ public final class GoJsonReader {
 
     /** Reads a string value at the current position (which must be '"') and decodes it. */
     public String readString() {
-        int start = ++pos; // after the opening quote
+        int start = pos + 1; // after the opening quote
+        boolean simple = scanString();
+        int stop = pos - 1; // the closing quote
+        if (simple) {
+            return stop == start ? "" : new String(in, start, stop - start, StandardCharsets.ISO_8859_1);
+        }
+        return decodeSlow(start, stop);
+    }
+
+    /** Skips a string at the current position, checking syntax only. */
+    private void skipString() {
+        scanString();
+    }
+
+    /**
+     * Checks the syntax of the string at the current position (the opening quote) and moves past
+     * its closing quote. Returns true when it holds only printable ASCII without escapes.
+     */
+    private boolean scanString() {
+        pos++;
         boolean simple = true;
         while (true) {
             if (pos >= end) {
@@ -304,7 +323,8 @@ public final class GoJsonReader {
             }
             int b = in[pos] & 0xFF;
             if (b == '"') {
-                break;
+                pos++;
+                return simple;
             }
             if (b == '\\') {
                 simple = false;
@@ -336,55 +356,6 @@ public final class GoJsonReader {
             }
             if (b >= 0x80) {
                 simple = false;
-            }
-            pos++;
-        }
-        int stop = pos;
-        pos++; // closing quote
-        if (simple) {
-            return stop == start ? "" : new String(in, start, stop - start, StandardCharsets.ISO_8859_1);
-        }
-        return decodeSlow(start, stop);
-    }
-
-    /** Skips a string at the current position, checking syntax only. */
-    private void skipString() {
-        pos++;
-        while (true) {
-            if (pos >= end) {
-                throw error("unexpected end of JSON input");
-            }
-            int b = in[pos] & 0xFF;
-            if (b == '"') {
-                pos++;
-                return;
-            }
-            if (b == '\\') {
-                pos++;
-                if (pos >= end) {
-                    throw error("unexpected end of JSON input");
-                }
-                int e = in[pos] & 0xFF;
-                switch (e) {
-                    case '"', '\\', '/', 'b', 'f', 'n', 'r', 't' -> pos++;
-                    case 'u' -> {
-                        pos++;
-                        for (int k = 0; k < 4; k++) {
-                            if (pos >= end) {
-                                throw error("unexpected end of JSON input");
-                            }
-                            if (hexValue(in[pos]) < 0) {
-                                throw error("invalid character in \\u hexadecimal character escape");
-                            }
-                            pos++;
-                        }
-                    }
-                    default -> throw error("invalid character in string escape code");
-                }
-                continue;
-            }
-            if (b < 0x20) {
-                throw error("invalid character in string literal");
             }
             pos++;
         }
