@@ -17,7 +17,7 @@ public final class Json {
         if (body == null || body.length == 0) {
             return null;
         }
-        if (body.length > 64 * 1024) {
+        if (body.length > 1 << 20) {
             throw new ApiException(413, "invalid_request", "control body larger than 64 KiB");
         }
         try {

@@ -62,12 +62,52 @@ public class TransportGuard {
                 return;
             }
         }
+        String refusal = bodyTooLarge(rc);
+        if (refusal != null) {
+            fail(rc, 413, "invalid_request", refusal);
+            return;
+        }
         if (!gate.enter()) {
             fail(rc, 503, "closing", "the helper is shutting down");
             return;
         }
         rc.addEndHandler(v -> gate.exit());
         rc.next();
+    }
+
+    @Inject
+    spice.authority.app.serve.HelperConfig config;
+
+    /**
+     * Refuses a body above its endpoint's bound from Content-Length, before any of it is read:
+     * payloads 16 MiB, envelopes the envelope bound (JSON mapping: base64 of it plus headroom),
+     * control bodies {@code spice.authority.max-control-body}. Bodies without Content-Length are
+     * bounded by {@code quarkus.http.limits.max-body-size} and checked again after reading.
+     */
+    String bodyTooLarge(RoutingContext rc) {
+        String cl = rc.request().getHeader("Content-Length");
+        if (cl == null) {
+            return null;
+        }
+        long length;
+        try {
+            length = Long.parseLong(cl.trim());
+        } catch (NumberFormatException e) {
+            return "malformed Content-Length";
+        }
+        String path = rc.normalizedPath();
+        long max;
+        if (path.startsWith("/v1/runs/") && path.endsWith("/snapshots")) {
+            max = spice.authority.snapshot.payload.Snapshot.MAX_PAYLOAD_BYTES;
+        } else if (path.equals("/v1/imports") || path.equals("/v1/snapshots/inspect")) {
+            String type = rc.request().getHeader("Content-Type");
+            boolean json = type != null && type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json");
+            long env = spice.authority.snapshot.envelope.Envelope.MAX_ENCODED_BYTES;
+            max = json ? env * 4 / 3 + 64 * 1024 : env;
+        } else {
+            max = config.maxControlBody();
+        }
+        return length > max ? "request body of " + length + " bytes is larger than " + max + " bytes for " + path : null;
     }
 
     private static PeerCredentials peer(HttpConnection conn) {

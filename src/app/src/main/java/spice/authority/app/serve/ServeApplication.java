@@ -6,7 +6,6 @@ import io.quarkus.runtime.QuarkusApplication;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import org.jboss.logging.Logger;
 import spice.authority.app.session.SessionRegistry;
 import spice.authority.core.AuthorityException;
@@ -18,7 +17,6 @@ import spice.authority.core.AuthorityException;
  */
 public final class ServeApplication implements QuarkusApplication {
     private static final Logger LOG = Logger.getLogger(ServeApplication.class);
-    static final Duration DRAIN = Duration.ofSeconds(10);
 
     @Override
     public int run(String... args) {
@@ -48,15 +46,16 @@ public final class ServeApplication implements QuarkusApplication {
         if (ctx == null) {
             return;
         }
+        HelperConfig config = Arc.container().instance(HelperConfig.class).get();
         RequestGate gate = Arc.container().instance(RequestGate.class).get();
         gate.close();
-        if (!gate.awaitIdle(DRAIN)) {
-            LOG.warnf("shutdown: %d request(s) still in flight after %s", gate.inFlight(), DRAIN);
+        if (!gate.awaitIdle(config.drainTimeout())) {
+            LOG.warnf("shutdown: %d request(s) still in flight after %s", gate.inFlight(), config.drainTimeout());
         }
         SessionRegistry sessions = Arc.container().instance(SessionRegistry.class).get();
         sessions.closeAll("helper shutting down");
         try {
-            ctx.authority().close(Duration.ofSeconds(5));
+            ctx.authority().close(config.closeTimeout());
         } catch (AuthorityException.Busy e) {
             LOG.warnf("shutdown: %s", e.getMessage());
         }

@@ -38,6 +38,9 @@ public class SessionRegistry {
     @Inject
     MeterRegistry metrics;
 
+    @Inject
+    spice.authority.app.serve.HelperConfig config;
+
     private ProcessWatcher processes() {
         return ServeContext.current().processes();
     }
@@ -87,6 +90,10 @@ public class SessionRegistry {
     }
 
     private Session openChecked(ProcessWatcher pw, long pid, boolean fromPeerCredentials) {
+        if (sessions.size() >= config.maxSessions()) {
+            throw new ApiException(503, "unavailable", "too many sessions (" + config.maxSessions()
+                    + "); close idle ones or raise spice.authority.max-sessions");
+        }
         OptionalLong start = pw.startTime(pid);
         if (start.isEmpty()) {
             throw ApiException.invalidRequest("process " + pid + " is not running");

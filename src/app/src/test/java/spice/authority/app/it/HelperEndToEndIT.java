@@ -139,6 +139,22 @@ class HelperEndToEndIT {
     }
 
     @Test
+    void oversizedBodies_refusedFromContentLengthBeforeTheBodyIsRead() throws Exception {
+        for (String path : List.of("/v1/runs/r/snapshots", "/v1/imports", "/v1/sessions")) {
+            try (java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(
+                    java.net.UnixDomainSocketAddress.of(helper.socket))) {
+                String head = "POST " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+                        + "Content-Type: application/x-protobuf\r\nContent-Length: 20000000\r\n\r\n";
+                ch.write(java.nio.ByteBuffer.wrap(head.getBytes(StandardCharsets.US_ASCII)));
+                // No body is sent: the answer must come from the headers alone.
+                UnixHttp.Response r = UnixHttp.parse(java.nio.channels.Channels.newInputStream(ch));
+                assertThat(r.status()).as(path).isEqualTo(413);
+                assertThat(r.text()).contains("\"code\":\"invalid_request\"").contains("larger than");
+            }
+        }
+    }
+
+    @Test
     void secondHelperOnTheSameDirectory_refusesWithAClearMessage() throws Exception {
         Process p = new ProcessBuilder(HelperProcess.command("serve", "--authority-dir", root.resolve("authority").toString(),
                 "--socket", root.resolve("endpoint2/authority.sock").toString())).redirectErrorStream(true).start();
