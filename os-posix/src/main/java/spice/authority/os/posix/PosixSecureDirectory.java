@@ -150,7 +150,9 @@ final class PosixSecureDirectory implements SecureDirectory {
                     if (total > maxBytes) {
                         throw tooLarge(shown, maxBytes);
                     }
-                    buf = Arrays.copyOf(buf, (int) Math.min((long) maxBytes + 1, 2L * buf.length));
+                    byte[] grown = Arrays.copyOf(buf, (int) Math.min((long) maxBytes + 1, 2L * buf.length));
+                    Arrays.fill(buf, (byte) 0); // SECURITY: files read here may hold key material
+                    buf = grown;
                 }
                 int n = Libc.read(fd, buf, total, Math.min(READ_CHUNK, buf.length - total));
                 if (n == 0) {
@@ -162,9 +164,12 @@ final class PosixSecureDirectory implements SecureDirectory {
             throw io(shown, e);
         }
         if (total > maxBytes) {
+            Arrays.fill(buf, (byte) 0);
             throw tooLarge(shown, maxBytes);
         }
-        return Arrays.copyOf(buf, total);
+        byte[] out = Arrays.copyOf(buf, total);
+        Arrays.fill(buf, (byte) 0);
+        return out;
     }
 
     @Override
@@ -239,6 +244,7 @@ final class PosixSecureDirectory implements SecureDirectory {
                 }
             }
         } finally {
+            Arrays.fill(content, (byte) 0); // SECURITY: the content may be the identity key
             exit();
         }
     }

@@ -170,6 +170,7 @@ public final class RunAuthority implements AutoCloseable {
         boolean handedOver = false;
         try {
             lock = lockRun(stem, runId);
+            checkFence(runId); // RACE: a write may have failed (and fenced) while we waited for the lock
             Optional<RunRecord> existing = readRecord(stem, runId, false);
             if (existing.isPresent()) {
                 throw new AuthorityException.State("run " + runId + " already has a record (phase " + existing.get().phase() + "); a run ID is never reused");
@@ -180,7 +181,7 @@ public final class RunAuthority implements AutoCloseable {
             c.check("start " + runId);
             try {
                 dir.writeAtomically(stem + ".state", file);
-            } catch (DirectoryRefusedException | RuntimeException e) {
+            } catch (DirectoryRefusedException | RuntimeException | Error e) {
                 // RACE: the record may or may not have landed; a retry finds it (state) or writes it.
                 throw new AuthorityException.Unavailable("start " + runId + ": record write failed: " + describe(e));
             }
@@ -236,6 +237,7 @@ public final class RunAuthority implements AutoCloseable {
         boolean handedOver = false;
         try {
             lock = lockRun(stem, runId);
+            checkFence(runId); // RACE: the owner's last write may have failed between our first check and the lock
             verifier = RunSubkey.authorityFor(identity.masterKey(), identity.scopeId(), keyGeneration(),
                     runId, record.runGeneration());
             c.check("prepare import " + runId);
@@ -272,6 +274,7 @@ public final class RunAuthority implements AutoCloseable {
         StableLock lock = null;
         try {
             lock = lockRun(stem, runId);
+            checkFence(runId);
             RunRecord rec = readRecord(stem, runId, false).orElseThrow(
                     () -> new AuthorityException.State("run " + runId + " has no record"));
             if (rec.phase() != Phase.ACTIVE && rec.phase() != Phase.IMPORTING) {
@@ -553,7 +556,9 @@ public final class RunAuthority implements AutoCloseable {
         c.check(what + " " + runId);
         try {
             dir.writeAtomically(RecordCodec.fileStem(runId) + ".state", file);
-        } catch (DirectoryRefusedException | RuntimeException e) {
+        } catch (DirectoryRefusedException | RuntimeException | Error e) {
+            // SECURITY: whatever failed once the writer ran (even an Error after the rename), the
+            // outcome is unknown: fence the run and report uncertain, never a clean failure.
             fence(runId);
             throw new AuthorityException.Uncertain(what + " " + runId + ": the record write failed after it started ("
                     + describe(e) + "); the outcome is unknown: do not retry automatically");
@@ -568,7 +573,7 @@ public final class RunAuthority implements AutoCloseable {
         return g == MAX_GENERATION;
     }
 
-    private static String describe(Exception e) {
+    private static String describe(Throwable e) {
         return e instanceof DirectoryRefusedException d ? d.getMessage() : e.getClass().getSimpleName();
     }
 

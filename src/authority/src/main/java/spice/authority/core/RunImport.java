@@ -43,6 +43,11 @@ public final class RunImport implements AutoCloseable {
         return runId;
     }
 
+    /** The run generation of the SUSPENDED record being imported; consume writes the next one. */
+    public long sourceGeneration() {
+        return sourceGeneration;
+    }
+
     public synchronized boolean isConsumed() {
         return consumed;
     }

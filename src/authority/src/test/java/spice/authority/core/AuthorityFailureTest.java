@@ -318,4 +318,50 @@ class AuthorityFailureTest {
         }
         assertThat(messages).containsExactly("snapshot authority verification failed");
     }
+
+    @Test
+    void errorThrownAfterTheRename_isUncertainAndFenced_neverACleanAbort() throws Exception {
+        MemoryDirectory dir = new MemoryDirectory();
+        RunAuthority a = Fixtures.open(dir);
+        ActiveRun r = a.start(RUN, NONE);
+        Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE);
+        r.close();
+        RunImport imp = a.prepareImport(e, NONE);
+        dir.errorAfterRename(0);
+        assertThatThrownBy(() -> imp.consume(NONE)).isInstanceOf(AuthorityException.Uncertain.class)
+                .hasMessageContaining("StackOverflowError");
+        assertThat(a.isFenced(RUN)).isTrue();
+        assertThat(durable(a)).isEqualTo("IMPORTING@2");
+        assertThatThrownBy(imp::abort).isInstanceOf(AuthorityException.Uncertain.class);
+    }
+
+    @Test
+    void runFencedWhileAnImporterWaitsForTheLock_importIsUncertain() throws Exception {
+        MemoryDirectory dir = new MemoryDirectory();
+        RunAuthority a = Fixtures.open(dir);
+        ActiveRun owner = a.start(RUN, NONE);
+        Envelope e = owner.seal(Fixtures.suspended(RUN, 7), NONE);
+        boolean[] once = {false};
+        // Between the importer's first fence check and its lock, the owner's tombstone write fails
+        // before the rename (record still SUSPENDED, run fenced) and the owner lets go.
+        dir.onRevalidate(() -> {
+            if (!once[0]) {
+                once[0] = true;
+                dir.failAt(MemoryDirectory.Step.AFTER_WRITE_BEFORE_FSYNC, 0, false);
+                try {
+                    owner.terminal(Phase.CANCELLED, NONE);
+                } catch (AuthorityException expected) {
+                    // uncertain
+                }
+                try {
+                    owner.close();
+                } catch (AuthorityException.Uncertain expected) {
+                    // first close of an uncertain run
+                }
+            }
+        });
+        assertThatThrownBy(() -> a.prepareImport(e, NONE)).isInstanceOf(AuthorityException.Uncertain.class);
+        assertThat(durable(a)).isEqualTo("SUSPENDED@1");
+        assertThat(a.outstandingLeases()).isZero();
+    }
 }

@@ -38,6 +38,7 @@ final class MemoryDirectory implements SecureDirectory {
     private Step faultStep;
     private int faultOnWrite = -1;
     private boolean renameDurableOnCrash;
+    private boolean faultIsError;
     private volatile String revalidateRefusal;
     private volatile Runnable onRevalidate;
     private boolean closed;
@@ -57,6 +58,12 @@ final class MemoryDirectory implements SecureDirectory {
         this.faultStep = step;
         this.faultOnWrite = writes.get() + nthWrite;
         this.renameDurableOnCrash = renameDurableOnCrash;
+    }
+
+    /** Like {@link #failAt} at the last step, but the writer throws an {@link Error} after the rename. */
+    synchronized void errorAfterRename(int nthWrite) {
+        failAt(Step.AFTER_RENAME_BEFORE_DIR_FSYNC, nthWrite, true);
+        faultIsError = true;
     }
 
     synchronized void clearFault() {
@@ -169,6 +176,9 @@ final class MemoryDirectory implements SecureDirectory {
             }
         }
         if (fault != null) {
+            if (faultIsError) {
+                throw new StackOverflowError("injected after the rename");
+            }
             throw new DirectoryRefusedException(Category.IO, path(), "injected fault " + fault);
         }
     }

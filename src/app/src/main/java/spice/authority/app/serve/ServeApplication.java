@@ -60,7 +60,7 @@ public final class ServeApplication implements QuarkusApplication {
             LOG.warnf("shutdown: %s", e.getMessage());
         }
         cleanUp();
-        LOG.info("authority closed; key zeroed");
+        LOG.infof("authority %s", ctx.authority().state().equals("closed") ? "closed; key zeroed" : "still " + ctx.authority().state());
     }
 
     /** Removes the endpoint files and releases the endpoint and instance locks. Idempotent. */
@@ -71,10 +71,10 @@ public final class ServeApplication implements QuarkusApplication {
         }
         try {
             switch (ctx.endpoint()) {
-                case ServeContext.Endpoint.Unix u -> Files.deleteIfExists(Path.of(u.socketPath()));
+                case ServeContext.Endpoint.Unix u -> ServeCommand.removeStaleSocket(Path.of(u.socketPath()));
                 case ServeContext.Endpoint.Tcp t -> Files.deleteIfExists(Path.of(t.tokenFile()));
             }
-        } catch (IOException e) {
+        } catch (IOException | ServeCommand.Refusal e) {
             LOG.warnf("could not remove endpoint file: %s", e.getMessage());
         }
         if (ctx.bearerToken() != null) {

@@ -152,6 +152,7 @@ public final class ServeCommand implements Callable<Integer> {
                 String tf = tokenFile != null ? tokenFile : defaultEndpointDir(euid) + "/" + TOKEN_NAME;
                 Path tokenPath = Path.of(tf);
                 endpointDir = open(provider, parentOf(tf));
+                requireApart(dir, endpointDir, tf);
                 endpointLock = lock(endpointDir, ENDPOINT_LOCK, "another helper uses the endpoint directory " + endpointDir.path());
                 token = new byte[32];
                 new SecureRandom().nextBytes(token);
@@ -176,10 +177,11 @@ public final class ServeCommand implements Callable<Integer> {
                     throw new Refusal(sock + ": NAME (a Unix socket path must be at most 100 bytes)");
                 }
                 endpointDir = open(provider, parentOf(sock));
+                requireApart(dir, endpointDir, sock);
                 endpointLock = lock(endpointDir, ENDPOINT_LOCK, "another helper uses the endpoint directory " + endpointDir.path());
                 // RACE: the endpoint lock proves no helper serves this socket; a leftover socket file
                 // from a crashed helper is removed. The directory is ours and mode 0700.
-                Files.deleteIfExists(Path.of(sock));
+                removeStaleSocket(Path.of(sock));
                 endpoint = new ServeContext.Endpoint.Unix(sock);
             }
             ServeContext ctx = new ServeContext(authority, instance, endpointDir, endpointLock, endpoint, token, processes, euid);
@@ -205,6 +207,35 @@ public final class ServeCommand implements Callable<Integer> {
                 }
             }
         }
+    }
+
+    /**
+     * SECURITY: endpoint files live apart from the authority directory and its key (RFC 0007):
+     * the endpoint directory must not be the authority directory, and the endpoint file's name
+     * must not be one the authority uses.
+     */
+    private static void requireApart(SecureDirectory authorityDir, SecureDirectory endpointDir, String file) throws Refusal {
+        if (endpointDir.identity().equals(authorityDir.identity())) {
+            throw new Refusal(endpointDir.path() + ": IDENTITY (the endpoint directory must be apart from the authority directory)");
+        }
+        String name = file.substring(file.lastIndexOf('/') + 1);
+        if (name.startsWith("identity.") || name.startsWith("run-") || name.endsWith(".lock") || name.startsWith(".")) {
+            throw new Refusal(file + ": NAME (reserved for authority files; choose another name)");
+        }
+    }
+
+    /** Removes a leftover socket file, and only a socket (never follows or deletes anything else). */
+    static void removeStaleSocket(Path sock) throws IOException, Refusal {
+        java.nio.file.attribute.BasicFileAttributes a;
+        try {
+            a = Files.readAttributes(sock, java.nio.file.attribute.BasicFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        } catch (java.nio.file.NoSuchFileException e) {
+            return;
+        }
+        if (!a.isOther()) {
+            throw new Refusal(sock + ": TYPE (exists and is not a socket; not removing it)");
+        }
+        Files.deleteIfExists(sock);
     }
 
     private static SecureDirectory open(SecureDirectoryProvider provider, String path) throws Refusal {

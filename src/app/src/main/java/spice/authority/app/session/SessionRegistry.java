@@ -70,6 +70,12 @@ public class SessionRegistry {
         if (declaredPid != peerPid && !isAncestor(pw, declaredPid, peerPid)) {
             throw ApiException.unauthorized("process " + declaredPid + " is neither the caller nor one of its ancestors");
         }
+        // SECURITY: the declared host must be a process of this user (never init or a root
+        // launcher), or its session would outlive every real host.
+        java.util.OptionalLong uid = pw.realUid(declaredPid);
+        if (declaredPid <= 1 || uid.isEmpty() || uid.getAsLong() != ServeContext.current().effectiveUid()) {
+            throw ApiException.unauthorized("process " + declaredPid + " cannot host a session: not a process of this user below init");
+        }
         return openChecked(pw, declaredPid, true);
     }
 

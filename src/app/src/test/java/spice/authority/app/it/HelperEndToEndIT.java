@@ -165,6 +165,22 @@ class HelperEndToEndIT {
     }
 
     @Test
+    void endpointInsideTheAuthorityDirectory_orOnAnAuthorityName_isRefused() throws Exception {
+        Path other = root.resolve("other-authority");
+        for (List<String> args : List.of(
+                List.of("serve", "--authority-dir", other.toString(), "--socket", other.resolve("authority.sock").toString()),
+                List.of("serve", "--authority-dir", other.toString(), "--socket", root.resolve("ep3/identity.key").toString()),
+                List.of("serve", "--authority-dir", other.toString(), "--listen", "127.0.0.1:0", "--token-file",
+                        root.resolve("ep4/run-x.state").toString()))) {
+            Process p = new ProcessBuilder(HelperProcess.command(args.toArray(String[]::new))).redirectErrorStream(true).start();
+            String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.waitFor()).as(output).isEqualTo(1);
+            assertThat(output).containsAnyOf("must be apart from the authority directory", "reserved for authority files");
+        }
+        assertThat(Files.size(other.resolve("identity.key"))).isEqualTo(72);
+    }
+
+    @Test
     void otherUser_isUnauthorized_byPeerCredentials() throws Exception {
         if (!Files.isExecutable(Path.of("/usr/bin/setpriv")) || !"root".equals(System.getProperty("user.name"))) {
             System.out.println("skipped: needs root and setpriv to act as another uid");
