@@ -93,9 +93,14 @@ public final class DurableWritePairs {
             double a = median(atomic);
             double t = median(transition);
             System.out.printf("rounds %d (after %d warm-up), directory %s%n", rounds, warmup, root);
-            System.out.printf("bare durable write      median %8.1f us  p90 %8.1f us%n", b / 1e3, p90(bare) / 1e3);
-            System.out.printf("SPI atomic write        median %8.1f us  p90 %8.1f us  ratio %.2f (target <= 1.2)%n", a / 1e3, p90(atomic) / 1e3, a / b);
-            System.out.printf("authority transition    median %8.1f us  p90 %8.1f us  ratio %.2f (target <= 1.3)%n", t / 1e3, p90(transition) / 1e3, t / b);
+            double mb = mean(bare);
+            double ma = mean(atomic);
+            double mt = mean(transition);
+            System.out.printf("bare durable write    median %8.1f us  mean %8.1f us  p90 %8.1f us%n", b / 1e3, mb / 1e3, p90(bare) / 1e3);
+            System.out.printf("SPI atomic write      median %8.1f us  mean %8.1f us  p90 %8.1f us  ratio median %.2f mean %.2f (target <= 1.2)%n",
+                    a / 1e3, ma / 1e3, p90(atomic) / 1e3, a / b, ma / mb);
+            System.out.printf("authority transition  median %8.1f us  mean %8.1f us  p90 %8.1f us  ratio median %.2f mean %.2f (target <= 1.3)%n",
+                    t / 1e3, mt / 1e3, p90(transition) / 1e3, t / b, mt / mb);
         }
     }
 
@@ -103,6 +108,14 @@ public final class DurableWritePairs {
         long[] s = v.clone();
         Arrays.sort(s);
         return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2.0;
+    }
+
+    private static double mean(long[] v) {
+        double sum = 0;
+        for (long x : v) {
+            sum += x;
+        }
+        return sum / v.length;
     }
 
     private static double p90(long[] v) {
