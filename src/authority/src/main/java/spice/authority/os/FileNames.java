@@ -53,6 +53,9 @@ public final class FileNames {
         if (name == null) {
             return "<null>";
         }
+        if (name.length() <= 160 && isPlain(name)) {
+            return name; // the common case, on every path walk: nothing to escape
+        }
         StringBuilder sb = new StringBuilder();
         name.codePoints().limit(160).forEach(cp -> {
             if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) {
@@ -62,5 +65,15 @@ public final class FileNames {
             }
         });
         return sb.toString();
+    }
+
+    private static boolean isPlain(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || Character.isSurrogate(c)) {
+                return false;
+            }
+        }
+        return true;
     }
 }
