@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# AOT training run of the app-image (Maven profile 'app-image', phase package).
+#
+#   train.sh APP_IMAGE_DIR CACHE_FILE PAYLOAD
+#
+# Starts APP_IMAGE_DIR/bin/spice-authority serve with -XX:AOTCacheOutput=CACHE_FILE on a throw-away
+# authority directory and drives a representative mix over the Unix socket: health, a session, a
+# run start, a suspended snapshot, an import (prepare, consume, activate), the authority view,
+# metrics; then SIGTERM. The JVM writes the AOT cache as it exits. The launcher itself is trained,
+# so the cache matches the launcher's class path, runtime and JVM options.
+set -euo pipefail
+
+IMAGE="$1"
+CACHE="$2"
+PAYLOAD="$3"
+LAUNCHER="$IMAGE/bin/spice-authority"
+[[ -x "$LAUNCHER" ]] || { echo "train.sh: no launcher at $LAUNCHER" >&2; exit 1; }
+command -v curl >/dev/null || { echo "train.sh: curl is needed for the training run" >&2; exit 1; }
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/spice-aot-train.XXXXXX")"
+HELPER=
+cleanup() {
+  if [[ -n "$HELPER" ]] && kill -0 "$HELPER" 2>/dev/null; then
+    kill -KILL "$HELPER" 2>/dev/null || true
+    wait "$HELPER" 2>/dev/null || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+chmod 700 "$WORK"
+S="$WORK/endpoint/authority.sock"
+rm -f "$CACHE"
+
+# JAVA_TOOL_OPTIONS reaches the JVM the launcher creates (the launcher's own options come from its
+# .cfg file and stay as shipped).
+JAVA_TOOL_OPTIONS="-XX:AOTCacheOutput=$CACHE -Xlog:aot=warning,cds=warning" \
+  "$LAUNCHER" serve --authority-dir "$WORK/authority" --socket "$S" > "$WORK/serve.out" 2> "$WORK/serve.err" &
+HELPER=$!
+
+for _ in $(seq 1 600); do
+  grep -q '^listening on' "$WORK/serve.out" 2>/dev/null && break
+  kill -0 "$HELPER" 2>/dev/null || { cat "$WORK/serve.err" >&2; echo "train.sh: helper exited" >&2; exit 1; }
+  sleep 0.1
+done
+grep -q '^listening on' "$WORK/serve.out" || { echo "train.sh: helper did not start" >&2; exit 1; }
+
+c() { curl -sS --fail-with-body --unix-socket "$S" "$@"; }
+c http://localhost/q/health/live > /dev/null
+c http://localhost/q/health/ready > /dev/null
+SESSION=$(c -X POST -H 'Content-Type: application/json' -d "{\"pid\": $$}" http://localhost/v1/sessions \
+  | sed -E 's/.*"session":"([0-9a-f]+)".*/\1/')
+c -X POST -H "Spice-Session: $SESSION" -H 'Content-Type: application/json' -d '{"run_id":"run-1"}' http://localhost/v1/runs > /dev/null
+c -X POST -H "Spice-Session: $SESSION" -H 'Content-Type: application/vnd.spice.snapshot.v1alpha2+json' \
+  --data-binary @"$PAYLOAD" -o "$WORK/run-1.pb" http://localhost/v1/runs/run-1/snapshots
+c http://localhost/v1/runs/run-1 > /dev/null
+c -X POST -H 'Content-Type: application/x-protobuf' --data-binary @"$WORK/run-1.pb" http://localhost/v1/snapshots/inspect > /dev/null
+# Refusals are part of the mix too (problem+json bodies): busy while this session owns the run.
+curl -sS --unix-socket "$S" -X POST -H "Spice-Session: $SESSION" -H 'Content-Type: application/x-protobuf' \
+  --data-binary @"$WORK/run-1.pb" http://localhost/v1/imports > /dev/null
+c -X DELETE -H "Spice-Session: $SESSION" http://localhost/v1/runs/run-1/lease
+IMPORT=$(c -X POST -H "Spice-Session: $SESSION" -H 'Content-Type: application/x-protobuf' --data-binary @"$WORK/run-1.pb" \
+  http://localhost/v1/imports | sed -E 's/.*"import":"([0-9a-f]+)".*/\1/')
+c -X POST -H "Spice-Session: $SESSION" "http://localhost/v1/imports/$IMPORT/consume" > /dev/null
+c -X POST -H "Spice-Session: $SESSION" "http://localhost/v1/imports/$IMPORT/activate" > /dev/null
+c http://localhost/v1/runs > /dev/null
+c http://localhost/v1/authority > /dev/null
+c http://localhost/q/metrics > /dev/null
+c -X DELETE "http://localhost/v1/sessions/$SESSION"
+
+kill -TERM "$HELPER"
+set +e
+wait "$HELPER"
+code=$?
+set -e
+HELPER=
+if [[ $code -ne 0 ]]; then
+  cat "$WORK/serve.err" >&2
+  echo "train.sh: helper exited with $code" >&2
+  exit 1
+fi
+[[ -s "$CACHE" ]] || { cat "$WORK/serve.err" >&2; echo "train.sh: no AOT cache written to $CACHE" >&2; exit 1; }
+echo "train.sh: AOT cache $CACHE ($(du -h "$CACHE" | cut -f1))"
