@@ -1,0 +1,108 @@
+package spice.authority.app.install;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * macOS: the app bundle in {@code ~/Library/Application Support/spice-authority/VERSION/},
+ * a symbolic link {@code ~/.local/bin/spice-authority}, and a launchd agent
+ * {@code ~/Library/LaunchAgents/spice-authority.plist} (run at load, restarted when it fails).
+ */
+final class MacLayout implements PlatformLayout {
+    static final String LABEL = NAME;
+    private final Environment env;
+    private final Path home;
+
+    MacLayout(Environment env) throws InstallRefusedException {
+        this.env = env;
+        this.home = env.home();
+    }
+
+    @Override
+    public Path installRoot() {
+        return home.resolve("Library/Application Support").resolve(NAME);
+    }
+
+    @Override
+    public Path imageDir(String version) {
+        return installRoot().resolve(version).resolve(NAME + ".app");
+    }
+
+    Path plist() {
+        return home.resolve("Library/LaunchAgents").resolve(LABEL + ".plist");
+    }
+
+    @Override
+    public Path launcherIn(Path image) {
+        return image.resolve("Contents/MacOS").resolve(NAME);
+    }
+
+    @Override
+    public Path cfgIn(Path image) {
+        return image.resolve("Contents/app").resolve(NAME + ".cfg");
+    }
+
+    @Override
+    public List<GeneratedFile> registration(Path installedLauncher) {
+        return List.of(new GeneratedFile(plist(), plist(installedLauncher).getBytes(StandardCharsets.UTF_8), "launchd agent"));
+    }
+
+    static String plist(Path launcher) {
+        return """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+                <plist version="1.0">
+                <dict>
+                  <key>Label</key>
+                  <string>%s</string>
+                  <key>ProgramArguments</key>
+                  <array>
+                    <string>%s</string>
+                    <string>serve</string>
+                  </array>
+                  <key>RunAtLoad</key>
+                  <true/>
+                  <key>KeepAlive</key>
+                  <dict>
+                    <key>SuccessfulExit</key>
+                    <false/>
+                  </dict>
+                  <key>ProcessType</key>
+                  <string>Background</string>
+                </dict>
+                </plist>
+                """.formatted(LABEL, Xml.escape(launcher.toString()));
+    }
+
+    @Override
+    public List<Link> links(Path installedLauncher) {
+        return List.of(new Link(home.resolve(".local/bin").resolve(NAME), installedLauncher));
+    }
+
+    private String domain() {
+        return "gui/" + env.uid();
+    }
+
+    @Override
+    public boolean serviceManagerReachable() {
+        return env.commands().run(List.of("launchctl", "print", domain())).exitCode() == 0;
+    }
+
+    @Override
+    public List<Step> activate(Path installedLauncher) {
+        return List.of(
+                Step.tolerant("launchctl", "bootout", domain() + "/" + LABEL),
+                Step.of("launchctl", "bootstrap", domain(), plist().toString()));
+    }
+
+    @Override
+    public List<Step> deactivate() {
+        return List.of(Step.tolerant("launchctl", "bootout", domain() + "/" + LABEL));
+    }
+
+    @Override
+    public List<Step> afterRemoval() {
+        return List.of();
+    }
+}

@@ -1,0 +1,71 @@
+package spice.authority.app.install;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import spice.authority.app.cli.Cli;
+
+@Command(name = "uninstall",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Stop and unregister the helper, then remove exactly what 'install --user' wrote (the files",
+            "listed in its manifest, and the directories it created when they are empty). Never removes",
+            "the authority directory or anything else. A listed file changed since install is refused."
+        },
+        footerHeading = "%nExit codes:%n",
+        footer = {
+            "  0  uninstalled (or nothing to uninstall)",
+            "  1  refused: one line says which path and why; nothing was changed",
+            "  2  usage error",
+            "",
+            "Examples:",
+            "  spice-authority uninstall --user --dry-run",
+            "  spice-authority uninstall --user"
+        })
+public final class UninstallCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--user", description = "Uninstall the current user's install (the only kind).")
+    boolean user;
+
+    @Option(names = "--dry-run", description = "Print every file it would remove and every command it would run; change nothing.")
+    boolean dryRun;
+
+    private final Environment environment;
+
+    public UninstallCommand() {
+        this(null);
+    }
+
+    /** A given environment (tests); null: the current process's. */
+    public UninstallCommand(Environment environment) {
+        this.environment = environment;
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        if (!user) {
+            err.println("spice-authority: only per-user installs exist: use 'uninstall --user'");
+            return Cli.USAGE;
+        }
+        try {
+            int code = new Installer(environment != null ? environment : Environment.current(), out).uninstall(dryRun);
+            out.flush();
+            return code;
+        } catch (InstallRefusedException e) {
+            out.flush();
+            err.println("spice-authority: refused: " + e.getMessage());
+            return Cli.REFUSED;
+        } catch (IllegalArgumentException e) {
+            err.println("spice-authority: refused: " + e.getMessage());
+            return Cli.REFUSED;
+        }
+    }
+}

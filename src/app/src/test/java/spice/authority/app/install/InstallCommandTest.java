@@ -1,0 +1,317 @@
+package spice.authority.app.install;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static spice.authority.app.install.InstallFixture.linux;
+import static spice.authority.app.install.InstallFixture.linuxImage;
+import static spice.authority.app.install.InstallFixture.run;
+import static spice.authority.app.install.InstallFixture.tree;
+import static spice.authority.app.install.InstallFixture.treeWithTimes;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import spice.authority.app.install.InstallFixture.Recorder;
+import spice.authority.app.install.InstallFixture.Run;
+
+class InstallCommandTest {
+
+    private static Path installed(Path home, String version) {
+        return home.resolve(".local/share/spice-authority").resolve(version);
+    }
+
+    private static Path unit(Path home) {
+        return home.resolve(".config/systemd/user/spice-authority.service");
+    }
+
+    @Test
+    void installDryRun_listsEveryFileAndCommand_andWritesNothing(@TempDir Path tmp) throws IOException {
+        Path image = linuxImage(tmp.resolve("build"), "0.1.0");
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        Recorder rec = new Recorder("running");
+        Map<String, String> before = treeWithTimes(home);
+
+        Run r = run(new InstallCommand(linux(home, rec)), "--user", "--dry-run", "--from", image.toString());
+
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        Path dir = installed(home, "0.1.0");
+        assertThat(r.out().lines().toList()).contains(
+                "install --user --dry-run: nothing is written and no command runs",
+                "source    " + image + " (version 0.1.0)",
+                "mkdir     " + home.resolve(".local"),
+                "mkdir     " + dir.resolve("lib/runtime/bin"),
+                "write     " + dir.resolve("bin/spice-authority"),
+                "write     " + dir.resolve("lib/app/spice-authority.cfg"),
+                "write     " + dir.resolve("lib/app/spice-authority.aot"),
+                "write     " + dir.resolve("lib/app/quarkus-run.jar"),
+                "write     " + dir.resolve("lib/app/lib/main/a.jar"),
+                "write     " + dir.resolve("lib/runtime/lib/modules"),
+                "write     " + dir.resolve("lib/runtime/bin/java"),
+                "write     " + unit(home) + " (systemd user unit)",
+                "link      " + home.resolve(".local/bin/spice-authority") + " -> " + dir.resolve("bin/spice-authority"),
+                "write     " + home.resolve(".local/share/spice-authority/install-manifest") + " (install manifest)",
+                "run       systemctl --user daemon-reload",
+                "run       systemctl --user enable spice-authority.service",
+                "run       systemctl --user restart spice-authority.service");
+        assertThat(rec.commands).as("a dry run runs no command").isEmpty();
+        assertThat(treeWithTimes(home)).isEqualTo(before);
+    }
+
+    @Test
+    void install_intoTemporaryHome_writesImageUnitLinkAndManifest_andPrintsCommandsWhenNoUserSystemd(@TempDir Path tmp) throws IOException {
+        Path image = linuxImage(tmp.resolve("build"), "0.1.0");
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        Recorder rec = new Recorder("offline");
+
+        Run r = run(new InstallCommand(linux(home, rec)), "--user", "--from", image.toString());
+
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        Path dir = installed(home, "0.1.0");
+        Path launcher = dir.resolve("bin/spice-authority");
+        assertThat(Files.readString(unit(home))).isEqualTo("""
+                [Unit]
+                Description=spice-authority helper: per-user run authority for AI-agent hosts
+
+                [Service]
+                Type=simple
+                ExecStart=%s serve
+                # SIGTERM drains in-flight requests, zeroes the key and exits 0.
+                KillSignal=SIGTERM
+                TimeoutStopSec=20
+                Restart=on-failure
+                RestartSec=2
+
+                [Install]
+                WantedBy=default.target
+                """.formatted(launcher));
+        assertThat(Files.isExecutable(launcher)).isTrue();
+        assertThat(Files.readSymbolicLink(home.resolve(".local/bin/spice-authority"))).isEqualTo(launcher);
+        // The AOT cache is only valid with the jars' original modification times.
+        assertThat(Files.getLastModifiedTime(dir.resolve("lib/app/quarkus-run.jar")))
+                .isEqualTo(Files.getLastModifiedTime(image.resolve("lib/app/quarkus-run.jar")));
+        assertThat(tree(dir)).isEqualTo(tree(image));
+        List<String> manifest = Files.readAllLines(home.resolve(".local/share/spice-authority/install-manifest"));
+        assertThat(manifest).contains("version\t0.1.0", "dir\t" + home.resolve(".local"),
+                "file\t" + Manifest.sha256(Files.readAllBytes(unit(home))) + "\t" + unit(home),
+                "link\t" + home.resolve(".local/bin/spice-authority") + "\t" + launcher);
+        assertThat(rec.actions()).as("no user systemd: nothing but the query runs").isEmpty();
+        assertThat(r.out()).contains("the service manager is not reachable from here; to start the helper now and at every login, run:\n"
+                + "  systemctl --user daemon-reload\n  systemctl --user enable spice-authority.service\n  systemctl --user restart spice-authority.service\n");
+    }
+
+    @Test
+    void install_userSystemdReachable_reloadsEnablesAndRestartsTheUnit(@TempDir Path tmp) throws IOException {
+        Path image = linuxImage(tmp.resolve("build"), "0.1.0");
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        Recorder rec = new Recorder("running");
+
+        Run r = run(new InstallCommand(linux(home, rec)), "--user", "--from", image.toString());
+
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(rec.actions()).containsExactly(
+                List.of("systemctl", "--user", "daemon-reload"),
+                List.of("systemctl", "--user", "enable", "spice-authority.service"),
+                List.of("systemctl", "--user", "restart", "spice-authority.service"));
+    }
+
+    @Test
+    void install_twice_secondChangesNothingAndRunsNothing(@TempDir Path tmp) throws IOException {
+        Path image = linuxImage(tmp.resolve("build"), "0.1.0");
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        assertThat(run(new InstallCommand(linux(home, new Recorder("running"))), "--user", "--from", image.toString()).exitCode()).isZero();
+        Map<String, String> after1 = treeWithTimes(home);
+
+        Recorder rec = new Recorder("running");
+        Run again = run(new InstallCommand(linux(home, rec)), "--user", "--from", image.toString());
+
+        assertThat(again.exitCode()).as(again.err()).isZero();
+        assertThat(again.out()).isEqualTo("spice-authority 0.1.0 is already installed in " + installed(home, "0.1.0") + "; nothing changed\n");
+        assertThat(treeWithTimes(home)).isEqualTo(after1);
+        assertThat(rec.actions()).isEmpty();
+        Run dry = run(new InstallCommand(linux(home, rec)), "--user", "--dry-run", "--from", image.toString());
+        assertThat(dry.out()).contains("unchanged 9 files and links").doesNotContain("write ").doesNotContain("run  ");
+    }
+
+    @Test
+    void install_foreignUnitFileInTheWay_refusedWithOneLine_andNothingChanged(@TempDir Path tmp) throws IOException {
+        Path image = linuxImage(tmp.resolve("build"), "0.1.0");
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        InstallFixture.write(unit(home), "[Service]\nExecStart=/usr/bin/true\n", "rw-r--r--");
+        Map<String, String> before = treeWithTimes(home);
+        Recorder rec = new Recorder("running");
+
+        Run r = run(new InstallCommand(linux(home, rec)), "--user", "--from", image.toString());
+
+        assertThat(r.exitCode()).isEqualTo(1);
+        assertThat(r.err()).isEqualTo("spice-authority: refused: " + unit(home)
+                + ": exists and was not written by 'spice-authority install' (or was changed since); move it away and retry\n");
+        assertThat(r.out()).isEmpty();
+        assertThat(treeWithTimes(home)).isEqualTo(before);
+        assertThat(rec.actions()).isEmpty();
+    }
+
+    @Test
+    void install_installedFileChangedSince_refused_andNothingChanged(@TempDir Path tmp) throws IOException {
+        Path image = linuxImage(tmp.resolve("build"), "0.1.0");
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        assertThat(run(new InstallCommand(linux(home, new Recorder("offline"))), "--user", "--from", image.toString()).exitCode()).isZero();
+        Path jar = installed(home, "0.1.0").resolve("lib/app/quarkus-run.jar");
+        Files.writeString(jar, "edited by hand");
+        Path image2 = linuxImage(tmp.resolve("build2"), "0.1.0");
+        InstallFixture.write(image2.resolve("lib/app/quarkus-run.jar"), "new jar", "rw-r--r--");
+        Map<String, String> before = treeWithTimes(home);
+
+        Run r = run(new InstallCommand(linux(home, new Recorder("offline"))), "--user", "--from", image2.toString());
+
+        assertThat(r.exitCode()).isEqualTo(1);
+        assertThat(r.err()).startsWith("spice-authority: refused: " + jar + ": exists and was not written").hasLineCount(1);
+        assertThat(treeWithTimes(home)).isEqualTo(before);
+    }
+
+    @Test
+    void install_newVersion_replacesTheOldOneAndPointsUnitAndLinkAtIt(@TempDir Path tmp) throws IOException {
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        Path v1 = linuxImage(tmp.resolve("b1"), "0.1.0");
+        Path v2 = linuxImage(tmp.resolve("b2"), "0.2.0");
+        assertThat(run(new InstallCommand(linux(home, new Recorder("offline"))), "--user", "--from", v1.toString()).exitCode()).isZero();
+        Recorder rec = new Recorder("running");
+
+        Run r = run(new InstallCommand(linux(home, rec)), "--user", "--from", v2.toString());
+
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(installed(home, "0.1.0")).doesNotExist();
+        Path launcher = installed(home, "0.2.0").resolve("bin/spice-authority");
+        assertThat(Files.readString(unit(home))).contains("ExecStart=" + launcher + " serve\n");
+        assertThat(Files.readSymbolicLink(home.resolve(".local/bin/spice-authority"))).isEqualTo(launcher);
+        assertThat(rec.actions()).contains(List.of("systemctl", "--user", "restart", "spice-authority.service"));
+    }
+
+    @Test
+    void uninstall_afterInstall_leavesHomeExactlyAsBefore_andStopsTheUnit(@TempDir Path tmp) throws IOException {
+        Path image = linuxImage(tmp.resolve("build"), "0.1.0");
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        // Things of the user's that neither install nor uninstall may touch.
+        InstallFixture.write(home.resolve(".config/other/settings"), "x", "rw-------");
+        InstallFixture.write(home.resolve(".local/bin/other-tool"), "#!/bin/sh\n", "rwxr-xr-x");
+        InstallFixture.write(home.resolve(".local/state/spice-authority/authority/identity.key"), "key", "rw-------");
+        Map<String, String> before = tree(home);
+        assertThat(run(new InstallCommand(linux(home, new Recorder("running"))), "--user", "--from", image.toString()).exitCode()).isZero();
+        assertThat(tree(home)).isNotEqualTo(before);
+
+        Recorder rec = new Recorder("running");
+        Run dry = run(new UninstallCommand(linux(home, rec)), "--user", "--dry-run");
+        assertThat(dry.exitCode()).isZero();
+        assertThat(dry.out().lines().toList()).contains(
+                "run       systemctl --user disable --now spice-authority.service",
+                "remove    " + unit(home),
+                "remove    " + home.resolve(".local/bin/spice-authority"),
+                "rmdir     " + home.resolve(".local/share/spice-authority") + " (when empty)",
+                "run       systemctl --user daemon-reload");
+        assertThat(rec.commands).isEmpty();
+
+        Run r = run(new UninstallCommand(linux(home, rec)), "--user");
+
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.out()).contains("uninstalled spice-authority 0.1.0 (9 files and links, 13 directories removed; the authority directory is kept)");
+        assertThat(tree(home)).isEqualTo(before);
+        assertThat(rec.actions()).containsExactly(
+                List.of("systemctl", "--user", "disable", "--now", "spice-authority.service"),
+                List.of("systemctl", "--user", "daemon-reload"));
+        Run again = run(new UninstallCommand(linux(home, rec)), "--user");
+        assertThat(again.out()).startsWith("nothing to uninstall: no install manifest at ");
+    }
+
+    @Test
+    void uninstall_fileChangedSinceInstall_refused_andNothingRemoved(@TempDir Path tmp) throws IOException {
+        Path image = linuxImage(tmp.resolve("build"), "0.1.0");
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        assertThat(run(new InstallCommand(linux(home, new Recorder("offline"))), "--user", "--from", image.toString()).exitCode()).isZero();
+        Files.writeString(unit(home), "[Service]\nExecStart=/bin/true\n", StandardCharsets.UTF_8);
+        Map<String, String> before = treeWithTimes(home);
+        Recorder rec = new Recorder("running");
+
+        Run r = run(new UninstallCommand(linux(home, rec)), "--user");
+
+        assertThat(r.exitCode()).isEqualTo(1);
+        assertThat(r.err()).isEqualTo("spice-authority: refused: " + unit(home)
+                + ": changed since 'spice-authority install' wrote it; move it away and retry\n");
+        assertThat(treeWithTimes(home)).isEqualTo(before);
+        assertThat(rec.commands).isEmpty();
+    }
+
+    @Test
+    void uninstall_directoryHoldingUserFiles_keptWithNote(@TempDir Path tmp) throws IOException {
+        Path image = linuxImage(tmp.resolve("build"), "0.1.0");
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        assertThat(run(new InstallCommand(linux(home, new Recorder("offline"))), "--user", "--from", image.toString()).exitCode()).isZero();
+        Path mine = home.resolve(".local/bin/mine");
+        Files.writeString(mine, "mine");
+
+        Run r = run(new UninstallCommand(linux(home, new Recorder("offline"))), "--user");
+
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.out()).contains("kept: " + home.resolve(".local/bin") + " (not empty: holds files install did not write)");
+        assertThat(mine).hasContent("mine");
+        assertThat(home.resolve(".local/share/spice-authority")).doesNotExist();
+    }
+
+    @Test
+    void install_notAnAppImage_refused(@TempDir Path tmp) throws IOException {
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        Path notImage = Files.createDirectories(tmp.resolve("somewhere"));
+
+        Run r = run(new InstallCommand(linux(home, new Recorder("offline"))), "--user", "--from", notImage.toString());
+
+        assertThat(r.exitCode()).isEqualTo(1);
+        assertThat(r.err()).isEqualTo("spice-authority: refused: " + notImage + ": not an app-image (no launcher "
+                + notImage.resolve("bin/spice-authority") + ")\n");
+        assertThat(tree(home)).containsOnlyKeys("");
+    }
+
+    @Test
+    void install_withoutFromOutsideAnAppImage_refusedWithHowToBuild(@TempDir Path tmp) throws IOException {
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        Run r = run(new InstallCommand(linux(home, new Recorder("offline"))), "--user");
+        assertThat(r.exitCode()).isEqualTo(1);
+        assertThat(r.err()).startsWith("spice-authority: refused: not running from an app-image; pass --from DIR").hasLineCount(1);
+    }
+
+    @Test
+    void install_defaultSource_isTheImageOfTheRunningLauncher(@TempDir Path tmp) throws IOException {
+        Path image = linuxImage(tmp.resolve("build"), "0.1.0");
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        Environment env = new Environment(Map.of("HOME", home.toString()), Os.LINUX, 1000,
+                Environment.imageOf(Os.LINUX, image.resolve("bin/spice-authority").toString()), new Recorder("offline"));
+
+        Run r = run(new InstallCommand(env), "--user", "--dry-run");
+
+        assertThat(r.out()).contains("source    " + image + " (version 0.1.0)");
+    }
+
+    @Test
+    void install_withoutUser_isAUsageError(@TempDir Path tmp) {
+        Run r = run(new InstallCommand(linux(tmp, new Recorder("offline"))));
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).isEqualTo("spice-authority: only per-user installs exist: use 'install --user'\n");
+    }
+
+    @Test
+    void install_honoursXdgDataAndConfigHome(@TempDir Path tmp) throws IOException {
+        Path image = linuxImage(tmp.resolve("build"), "0.1.0");
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        Environment env = new Environment(Map.of("HOME", home.toString(), "XDG_DATA_HOME", tmp.resolve("data").toString(),
+                "XDG_CONFIG_HOME", tmp.resolve("conf").toString()), Os.LINUX, 1000, java.util.Optional.empty(), new Recorder("offline"));
+
+        Run r = run(new InstallCommand(env), "--user", "--from", image.toString());
+
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(tmp.resolve("data/spice-authority/0.1.0/bin/spice-authority")).exists();
+        assertThat(tmp.resolve("conf/systemd/user/spice-authority.service")).exists();
+        assertThat(Files.exists(home.resolve(".local/bin/spice-authority"), LinkOption.NOFOLLOW_LINKS)).isTrue();
+    }
+}
