@@ -2,6 +2,7 @@ package spice.authority.app;
 
 import io.quarkus.runtime.annotations.QuarkusMain;
 import spice.authority.app.cli.Main;
+import spice.authority.app.serve.ServeCommand;
 
 /**
  * Entry point of the Quarkus runner jar. Runs before Quarkus boots: every command except
@@ -17,6 +18,20 @@ public final class QuarkusEntry {
         // log line of 'serve') touches java.util.logging.
         System.setProperty("java.util.logging.manager", "org.jboss.logmanager.LogManager");
         Main.QUARKUS_RUNNER.set(true);
+        ServeCommand fast = ServeCommand.fastArgs(args);
+        if (fast != null) {
+            int code;
+            try {
+                code = fast.serve(new java.io.PrintWriter(System.err, true));
+            } catch (java.io.IOException e) {
+                System.err.println("spice-authority: refused to start: " + e.getMessage());
+                code = spice.authority.app.cli.Cli.REFUSED;
+            }
+            if (code != spice.authority.app.cli.ServeMarker.SERVED) {
+                System.exit(code);
+            }
+            return;
+        }
         Main.main(args);
     }
 }
