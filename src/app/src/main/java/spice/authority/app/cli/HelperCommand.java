@@ -173,43 +173,12 @@ abstract class HelperCommand implements Callable<Integer> {
 
     record HostPort(InetAddress address, int port) {
         static HostPort parse(String s) throws Usage {
-            String host;
-            String port;
-            if (s.startsWith("[")) {
-                int end = s.indexOf("]:");
-                if (end < 0) {
-                    throw new Usage("--listen " + s + ": expected HOST:PORT");
-                }
-                host = s.substring(1, end);
-                port = s.substring(end + 2);
-            } else {
-                int colon = s.lastIndexOf(':');
-                if (colon <= 0) {
-                    throw new Usage("--listen " + s + ": expected HOST:PORT");
-                }
-                host = s.substring(0, colon);
-                port = s.substring(colon + 1);
-            }
-            int p;
             try {
-                p = Integer.parseInt(port);
-            } catch (NumberFormatException e) {
-                throw new Usage("--listen " + s + ": port is not a number");
-            }
-            if (p < 1 || p > 65535) {
-                throw new Usage("--listen " + s + ": port out of range");
-            }
-            InetAddress a;
-            try {
-                a = InetAddress.ofLiteral(host);
+                LoopbackEndpoint e = LoopbackEndpoint.parse(s, 1);
+                return new HostPort(e.address(), e.port());
             } catch (IllegalArgumentException e) {
-                throw new Usage("--listen " + s + ": HOST must be a literal loopback address such as 127.0.0.1");
+                throw new Usage(e.getMessage());
             }
-            // SECURITY: the bearer token is only ever sent to this machine.
-            if (!a.isLoopbackAddress()) {
-                throw new Usage("--listen " + s + ": only loopback addresses (127.0.0.0/8, ::1) are allowed");
-            }
-            return new HostPort(a, p);
         }
     }
 

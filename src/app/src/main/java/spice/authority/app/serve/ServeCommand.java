@@ -3,7 +3,6 @@ package spice.authority.app.serve;
 import io.quarkus.runtime.Quarkus;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -338,42 +337,12 @@ public final class ServeCommand implements Callable<Integer> {
 
     record HostPort(String host, int port) {
         static HostPort parse(String s) throws Refusal {
-            String host;
-            String port;
-            if (s.startsWith("[")) {
-                int end = s.indexOf("]:");
-                if (end < 0) {
-                    throw new Refusal("--listen " + s + ": expected HOST:PORT");
-                }
-                host = s.substring(1, end);
-                port = s.substring(end + 2);
-            } else {
-                int colon = s.lastIndexOf(':');
-                if (colon <= 0) {
-                    throw new Refusal("--listen " + s + ": expected HOST:PORT");
-                }
-                host = s.substring(0, colon);
-                port = s.substring(colon + 1);
-            }
-            int p;
             try {
-                p = Integer.parseInt(port);
-            } catch (NumberFormatException e) {
-                throw new Refusal("--listen " + s + ": port is not a number");
-            }
-            if (p < 0 || p > 65535) {
-                throw new Refusal("--listen " + s + ": port out of range");
-            }
-            try {
-                // SECURITY: loopback only; never a name that DNS could resolve elsewhere.
-                InetAddress a = InetAddress.ofLiteral(host);
-                if (!a.isLoopbackAddress()) {
-                    throw new Refusal("--listen " + s + ": only loopback addresses (127.0.0.0/8, ::1) are allowed");
-                }
+                spice.authority.app.cli.LoopbackEndpoint e = spice.authority.app.cli.LoopbackEndpoint.parse(s, 0);
+                return new HostPort(e.host(), e.port());
             } catch (IllegalArgumentException e) {
-                throw new Refusal("--listen " + s + ": HOST must be a literal loopback address such as 127.0.0.1");
+                throw new Refusal(e.getMessage());
             }
-            return new HostPort(host, p);
         }
     }
 
