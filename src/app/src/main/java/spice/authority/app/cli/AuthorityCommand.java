@@ -60,6 +60,24 @@ public final class AuthorityCommand implements Runnable {
         @Option(names = "--json", description = "Machine-readable output.")
         boolean json;
 
+        /** Finds the platform and the directory, then runs the subcommand on them. */
+        @Override
+        public final Integer call() throws IOException {
+            SecureDirectoryProvider provider;
+            try {
+                provider = SecureDirectories.provider();
+            } catch (UnsupportedPlatformException e) {
+                return refuse(e.getMessage());
+            }
+            String path = resolveDir(provider);
+            if (path == null) {
+                return refuse("no default authority directory (no home directory); pass DIR");
+            }
+            return run(provider, path);
+        }
+
+        abstract int run(SecureDirectoryProvider provider, String path) throws IOException;
+
         String resolveDir(SecureDirectoryProvider provider) {
             if (dir != null) {
                 return dir;
@@ -118,17 +136,7 @@ public final class AuthorityCommand implements Runnable {
                 "", "Example:", "  spice-authority authority init /tmp/demo-authority"})
     public static final class Init extends Base {
         @Override
-        public Integer call() throws IOException {
-            SecureDirectoryProvider provider;
-            try {
-                provider = SecureDirectories.provider();
-            } catch (UnsupportedPlatformException e) {
-                return refuse(e.getMessage());
-            }
-            String path = resolveDir(provider);
-            if (path == null) {
-                return refuse("no default authority directory (no home directory); pass DIR");
-            }
+        int run(SecureDirectoryProvider provider, String path) throws IOException {
             SecureDirectory d;
             try {
                 d = provider.open(path, OpenMode.CREATE_OR_VALIDATE);
@@ -169,17 +177,7 @@ public final class AuthorityCommand implements Runnable {
                 "", "Example:", "  spice-authority authority check /tmp/demo-authority"})
     public static final class Check extends Base {
         @Override
-        public Integer call() throws IOException {
-            SecureDirectoryProvider provider;
-            try {
-                provider = SecureDirectories.provider();
-            } catch (UnsupportedPlatformException e) {
-                return refuse(e.getMessage());
-            }
-            String path = resolveDir(provider);
-            if (path == null) {
-                return refuse("no default authority directory (no home directory); pass DIR");
-            }
+        int run(SecureDirectoryProvider provider, String path) throws IOException {
             try (SecureDirectory d = provider.open(path, OpenMode.VALIDATE_ONLY)) {
                 AuthorityIdentityView view;
                 try {

@@ -19,8 +19,8 @@ import picocli.CommandLine.Spec;
  * 1 with a line saying how to start one. These commands never open a listener.
  */
 abstract class HelperCommand implements Callable<Integer> {
-    static final String SOCKET_NAME = "authority.sock";
-    static final String TOKEN_NAME = "token";
+    static final String SOCKET_NAME = EndpointDefaults.SOCKET_NAME;
+    static final String TOKEN_NAME = EndpointDefaults.TOKEN_NAME;
 
     @Spec
     CommandSpec spec;
@@ -146,15 +146,11 @@ abstract class HelperCommand implements Callable<Integer> {
 
     /** The rule of 'serve': $XDG_RUNTIME_DIR/spice-agent when set (absolute), else /tmp/spice-agent-UID. */
     String defaultEndpointDir() throws Refused {
-        String runtime = env.get("XDG_RUNTIME_DIR");
-        if (runtime != null && runtime.startsWith("/") && !runtime.endsWith("/")) {
-            return runtime + "/spice-agent";
-        }
-        long u = uid.getAsLong();
-        if (u < 0) {
+        String dir = EndpointDefaults.directory(env.get("XDG_RUNTIME_DIR"), uid.getAsLong());
+        if (dir == null) {
             throw new Refused("cannot determine your user id for the default endpoint; pass --socket PATH or --listen HOST:PORT");
         }
-        return "/tmp/spice-agent-" + u;
+        return dir;
     }
 
     /** The real uid, without native code of our own; -1 when unknown. */

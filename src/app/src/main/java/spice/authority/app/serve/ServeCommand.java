@@ -52,8 +52,8 @@ public final class ServeCommand implements Callable<Integer> {
     public static final String INSTANCE_LOCK = "helper.lock";
     /** Name of the endpoint lock in the endpoint directory. */
     public static final String ENDPOINT_LOCK = "endpoint.lock";
-    public static final String SOCKET_NAME = "authority.sock";
-    public static final String TOKEN_NAME = "token";
+    public static final String SOCKET_NAME = spice.authority.app.cli.EndpointDefaults.SOCKET_NAME;
+    public static final String TOKEN_NAME = spice.authority.app.cli.EndpointDefaults.TOKEN_NAME;
 
     @Spec
     CommandSpec spec;
@@ -296,6 +296,9 @@ public final class ServeCommand implements Callable<Integer> {
         if (!a.isOther()) {
             throw new Refusal(sock + ": TYPE (exists and is not a socket; not removing it)");
         }
+        // RACE: between the check and the unlink only a process of this user (the directory is
+        // ours, mode 0700, and we hold its endpoint lock) could swap the entry; the unlink removes
+        // a name, never follows it, and the authority directory is proven apart.
         Files.deleteIfExists(sock);
     }
 
@@ -326,13 +329,9 @@ public final class ServeCommand implements Callable<Integer> {
         return path.substring(0, slash);
     }
 
-    /** $XDG_RUNTIME_DIR/spice-agent when set, else /tmp/spice-agent-UID (validated 0700 either way). */
+    /** The shared default (see {@link spice.authority.app.cli.EndpointDefaults}); our uid is known here. */
     static String defaultEndpointDir(long uid) {
-        String runtime = System.getenv("XDG_RUNTIME_DIR");
-        if (runtime != null && runtime.startsWith("/") && !runtime.endsWith("/")) {
-            return runtime + "/spice-agent";
-        }
-        return "/tmp/spice-agent-" + uid;
+        return spice.authority.app.cli.EndpointDefaults.directory(System.getenv("XDG_RUNTIME_DIR"), uid);
     }
 
     record HostPort(String host, int port) {

@@ -67,6 +67,10 @@ public class SessionRegistry {
      */
     public Session openForAncestor(long peerPid, long declaredPid) {
         ProcessWatcher pw = processes();
+        // RACE: the ancestry and uid are read before the start time that binds the session; a
+        // declared process that exits in between and whose pid is reused in that instant yields a
+        // session bound to the newcomer, which must itself be a process of this user (checked
+        // below), so nothing crosses the user boundary.
         if (declaredPid != peerPid && !isAncestor(pw, declaredPid, peerPid)) {
             throw ApiException.unauthorized("process " + declaredPid + " is neither the caller nor one of its ancestors");
         }
@@ -104,11 +108,14 @@ public class SessionRegistry {
         if (start.isEmpty()) {
             throw ApiException.invalidRequest("process " + pid + " is not running");
         }
-        if (!fromPeerCredentials) {
-            OptionalLong uid = pw.realUid(pid);
-            if (uid.isEmpty() || uid.getAsLong() != ServeContext.current().effectiveUid()) {
-                throw ApiException.unauthorized("process " + pid + " is not a live process of this user");
-            }
+        // SECURITY: bind the uid to the process just identified by its start time (the SPI's
+        // pattern: start time, uid, then still alive with that start time). Peer credentials are
+        // read at connect time, so even a socket caller's pid is re-checked here: a host that died
+        // and whose pid was reused must not leave a session bound to another user's process.
+        OptionalLong uid = pw.realUid(pid);
+        if (uid.isEmpty() || uid.getAsLong() != ServeContext.current().effectiveUid()
+                || !pw.isAlive(pid, start.getAsLong())) {
+            throw ApiException.unauthorized("process " + pid + " is not a live process of this user");
         }
         Session s = new Session(newId(), pid, start.getAsLong(), fromPeerCredentials);
         sessions.put(s.id(), s);
