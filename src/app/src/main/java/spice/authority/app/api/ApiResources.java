@@ -11,6 +11,7 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.Map;
@@ -89,7 +90,7 @@ public class ApiResources {
     @APIResponse(responseCode = "400", description = "invalid_request: pid missing (TCP) or process not running",
             content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "401", description = "unauthorized: another user's process", content = @Content(mediaType = PROBLEM))
-    public Dto.SessionResponse openSession(RoutingContext rc, byte[] body) {
+    public Dto.SessionResponse openSession(@Context RoutingContext rc, byte[] body) {
         Caller caller = Caller.of(rc);
         long pid;
         boolean fromCreds;
@@ -118,7 +119,7 @@ public class ApiResources {
     @Operation(summary = "Close a session; releases its run leases and aborts its imports")
     @APIResponse(responseCode = "204", description = "closed")
     @APIResponse(responseCode = "401", description = "unauthorized: unknown session or another process's", content = @Content(mediaType = PROBLEM))
-    public Response closeSession(RoutingContext rc, @PathParam("session") String id) {
+    public Response closeSession(@Context RoutingContext rc, @PathParam("session") String id) {
         Session s = sessions.require(id, Caller.of(rc).peerPid());
         sessions.close(s, "closed by its host");
         return Response.noContent().build();
@@ -174,7 +175,7 @@ public class ApiResources {
     @Operation(summary = "Start: durable ACTIVE at generation 1, lease to the session")
     @APIResponse(responseCode = "200", description = "the run")
     @APIResponse(responseCode = "409", description = "busy or state_conflict (the run ID exists)", content = @Content(mediaType = PROBLEM))
-    public Dto.RunView start(RoutingContext rc, @HeaderParam(SESSION) String sessionId, byte[] body) throws AuthorityException {
+    public Dto.RunView start(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, byte[] body) throws AuthorityException {
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
         Dto.StartRequest req = Json.read(body, Dto.StartRequest.class);
         if (req == null || req.runId() == null) {
@@ -205,7 +206,7 @@ public class ApiResources {
     @APIResponse(responseCode = "422", description = "invalid_snapshot with the rule id", content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "409", description = "state_conflict (a different snapshot, or not owned)", content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "500", description = "uncertain: the write's outcome is unknown", content = @Content(mediaType = PROBLEM))
-    public Response sign(RoutingContext rc, @HeaderParam(SESSION) String sessionId, @HeaderParam("Accept") String accept,
+    public Response sign(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @HeaderParam("Accept") String accept,
                          @PathParam("run_id") String runId, byte[] body) throws AuthorityException {
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
         Bodies.requireSize(body, Snapshot.MAX_PAYLOAD_BYTES, "payload");
@@ -239,7 +240,7 @@ public class ApiResources {
     @Path("/runs/{run_id}/resume")
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Local resume: durable ACTIVE at the next generation; the earlier envelope never verifies again")
-    public Dto.RunView resume(RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
+    public Dto.RunView resume(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
             throws AuthorityException {
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
         ActiveRun run = sessions.leaseOf(s, runId);
@@ -254,7 +255,7 @@ public class ApiResources {
     @Path("/runs/{run_id}/lease")
     @Operation(summary = "Release the lease (the host stopped); nothing is written")
     @APIResponse(responseCode = "204", description = "released")
-    public Response release(RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
+    public Response release(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
             throws AuthorityException {
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
         sessions.leaseOf(s, runId);
@@ -267,7 +268,7 @@ public class ApiResources {
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Operator action: tombstone an ACTIVE or IMPORTING orphan (no live owner) as CANCELLED")
     @APIResponse(responseCode = "409", description = "busy (a live owner) or state_conflict (not an orphan)", content = @Content(mediaType = PROBLEM))
-    public Dto.RunView abandon(RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
+    public Dto.RunView abandon(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
             throws AuthorityException {
         sessions.require(sessionId, Caller.of(rc).peerPid());
         if (sessions.ownerOf(runId).isPresent()) {
@@ -288,7 +289,7 @@ public class ApiResources {
     @APIResponse(responseCode = "403", description = "verification_failed (one identical body for every authenticity failure)",
             content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "409", description = "busy: the owner is alive", content = @Content(mediaType = PROBLEM))
-    public Dto.ImportView prepare(RoutingContext rc, @HeaderParam(SESSION) String sessionId,
+    public Dto.ImportView prepare(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId,
                                   @HeaderParam("Content-Type") String contentType, byte[] body) throws AuthorityException {
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
         Bodies.requireSize(body, Envelope.MAX_ENCODED_BYTES * 2, "envelope");
@@ -309,7 +310,7 @@ public class ApiResources {
     @Path("/imports/{import}/consume")
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "The consume point: durable IMPORTING")
-    public Dto.RunView consume(RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("import") String importId)
+    public Dto.RunView consume(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("import") String importId)
             throws AuthorityException {
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
         ImportTx tx = sessions.importOf(s, importId);
@@ -325,7 +326,7 @@ public class ApiResources {
     @Path("/imports/{import}/activate")
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Durable ACTIVE; the run lease now belongs to the session")
-    public Dto.RunView activate(RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("import") String importId)
+    public Dto.RunView activate(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("import") String importId)
             throws AuthorityException {
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
         ImportTx tx = sessions.importOf(s, importId);
@@ -341,7 +342,7 @@ public class ApiResources {
     @Operation(summary = "Abort: clean before consume; after consume the run stays IMPORTING and this answers uncertain")
     @APIResponse(responseCode = "204", description = "aborted cleanly")
     @APIResponse(responseCode = "500", description = "uncertain: aborted after the consume point", content = @Content(mediaType = PROBLEM))
-    public Response abort(RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("import") String importId)
+    public Response abort(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("import") String importId)
             throws AuthorityException {
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
         ImportTx tx = sessions.importOf(s, importId);

@@ -1,0 +1,61 @@
+#!/bin/sh
+# spice-authority: the app-image's launcher on Linux (written over jpackage's native launcher by the
+# Maven profile 'app-image').
+#
+# It does what jpackage's launcher does with the image's lib/app/spice-authority.cfg: the runtime
+# in lib/runtime, the JVM options of the [JavaOptions] section ($APPDIR = lib/app), the class path
+# of quarkus-run.jar, jpackage.app-path. What it leaves out is why it exists: jpackage's Linux
+# launcher asks 'rpm -qf' and 'dpkg -S', through sh and the caller's PATH, which package owns it on
+# every start (about 0.2-0.35 s here, more than the JVM's own start), and this helper runs no
+# program found through PATH. Only shell built-ins run here, and /usr/bin/readlink (or /bin/readlink)
+# when started through a symbolic link (e.g. ~/.local/bin/spice-authority).
+self=$0
+if [ -L "$self" ]; then
+  resolved=
+  for readlink in /usr/bin/readlink /bin/readlink; do
+    if [ -x "$readlink" ]; then
+      resolved=$("$readlink" -f -- "$self") && break
+    fi
+  done
+  [ -n "$resolved" ] || { echo "spice-authority: cannot resolve the symbolic link $0 (no /usr/bin/readlink)" >&2; exit 1; }
+  self=$resolved
+fi
+case $self in
+  /*) ;;
+  */*) self=$(pwd -P)/$self ;;
+  *) echo "spice-authority: start it by its path (e.g. ~/.local/bin/spice-authority), not through PATH lookup of $0" >&2; exit 1 ;;
+esac
+root=${self%/bin/*}
+app=$root/lib/app
+cfg=$app/spice-authority.cfg
+java=$root/lib/runtime/bin/java
+if [ ! -f "$cfg" ] || [ ! -x "$java" ]; then
+  echo "spice-authority: $root is not a complete app-image (no $cfg or $java)" >&2
+  exit 1
+fi
+
+# The JVM's arguments go in front of the caller's: append them, then rotate the caller's $# arguments
+# to the end (POSIX sh has no arrays; no eval, so no argument is ever re-parsed).
+n=$#
+set -- "$@" "-Djpackage.app-path=$self"
+section=
+while IFS= read -r line || [ -n "$line" ]; do
+  case $line in
+    '['*']') section=$line ;;
+    java-options=*)
+      [ "$section" = "[JavaOptions]" ] || continue
+      option=${line#java-options=}
+      case $option in
+        *'$APPDIR'*) option=${option%%'$APPDIR'*}$app${option#*'$APPDIR'} ;;
+      esac
+      set -- "$@" "$option"
+      ;;
+  esac
+done < "$cfg"
+set -- "$@" -jar "$app/quarkus-run.jar"
+while [ "$n" -gt 0 ]; do
+  set -- "$@" "$1"
+  shift
+  n=$((n - 1))
+done
+exec "$java" "$@"
