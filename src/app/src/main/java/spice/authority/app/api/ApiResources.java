@@ -95,7 +95,7 @@ public class ApiResources {
         long pid;
         boolean fromCreds;
         if (caller.peerPid().isPresent()) {
-            Dto.SessionRequest req = Json.read(body, Dto.SessionRequest.class);
+            Dto.SessionRequest req = Dto.SessionRequest.read(body);
             if (req != null && req.pid() != null) {
                 Session s = sessions.openForAncestor(caller.peerPid().getAsLong(), req.pid());
                 return new Dto.SessionResponse(s.id(), s.pid());
@@ -103,7 +103,7 @@ public class ApiResources {
             pid = caller.peerPid().getAsLong();
             fromCreds = true;
         } else {
-            Dto.SessionRequest req = Json.read(body, Dto.SessionRequest.class);
+            Dto.SessionRequest req = Dto.SessionRequest.read(body);
             if (req == null || req.pid() == null || req.pid() <= 0) {
                 throw ApiException.invalidRequest("on TCP, POST /v1/sessions needs {\"pid\": N} of the calling host process");
             }
@@ -177,7 +177,7 @@ public class ApiResources {
     @APIResponse(responseCode = "409", description = "busy or state_conflict (the run ID exists)", content = @Content(mediaType = PROBLEM))
     public Dto.RunView start(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, byte[] body) throws AuthorityException {
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
-        Dto.StartRequest req = Json.read(body, Dto.StartRequest.class);
+        Dto.StartRequest req = Dto.StartRequest.read(body);
         if (req == null || req.runId() == null) {
             throw ApiException.invalidRequest("POST /v1/runs needs {\"run_id\": \"...\"}");
         }
@@ -368,6 +368,6 @@ public class ApiResources {
             throw ApiException.invalidRequest(e.getMessage());
         }
         InspectView.Result v = InspectView.of(env, json ? "protobuf JSON mapping" : "binary protobuf", null);
-        return Response.ok(Json.write(v.view()), MediaType.APPLICATION_JSON).build();
+        return Response.ok(Json.pretty(v.view()), MediaType.APPLICATION_JSON).build();
     }
 }

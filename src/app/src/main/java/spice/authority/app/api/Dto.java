@@ -1,7 +1,7 @@
 package spice.authority.app.api;
 
-import com.fasterxml.jackson.annotation.JsonInclude;
-import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.IOException;
 import java.math.BigInteger;
 import java.util.Map;
 
@@ -14,29 +14,98 @@ public final class Dto {
         return new BigInteger(Long.toUnsignedString(v));
     }
 
-    public record SessionRequest(@JsonProperty("pid") Long pid) {}
+    public record SessionRequest(Long pid) {
+        static final Map<String, Json.Kind> MEMBERS = Map.of("pid", Json.Kind.INTEGER);
 
-    public record SessionResponse(@JsonProperty("session") String session, @JsonProperty("pid") long pid) {}
+        static SessionRequest read(byte[] body) {
+            Map<String, Object> m = Json.readObject(body, "session request", MEMBERS);
+            return m == null ? null : new SessionRequest((Long) m.get("pid"));
+        }
+    }
 
-    public record StartRequest(@JsonProperty("run_id") String runId) {}
+    public record SessionResponse(String session, long pid) implements Json.Body {
+        @Override
+        public void write(JsonGenerator g) throws IOException {
+            g.writeStartObject();
+            g.writeStringField("session", session);
+            g.writeNumberField("pid", pid);
+            g.writeEndObject();
+        }
+    }
 
-    public record RunView(@JsonProperty("run_id") String runId, @JsonProperty("phase") String phase,
-                          @JsonProperty("run_generation") BigInteger runGeneration, @JsonProperty("owned") boolean owned) {}
+    public record StartRequest(String runId) {
+        static final Map<String, Json.Kind> MEMBERS = Map.of("run_id", Json.Kind.STRING);
 
-    public record ImportView(@JsonProperty("import") String importId, @JsonProperty("run_id") String runId,
-                             @JsonProperty("last_sequence") BigInteger lastSequence,
-                             @JsonProperty("next_sequence") BigInteger nextSequence) {}
+        static StartRequest read(byte[] body) {
+            Map<String, Object> m = Json.readObject(body, "start request", MEMBERS);
+            return m == null ? null : new StartRequest((String) m.get("run_id"));
+        }
+    }
 
-    @JsonInclude(JsonInclude.Include.NON_NULL)
-    public record AuthorityView(@JsonProperty("scope_id") String scopeId,
-                                @JsonProperty("key_generation") BigInteger keyGeneration,
-                                @JsonProperty("state") String state,
-                                @JsonProperty("directory") String directory,
-                                @JsonProperty("endpoint") String endpoint,
-                                @JsonProperty("sessions") int sessions,
-                                @JsonProperty("owned_runs") int ownedRuns,
-                                @JsonProperty("imports") int imports,
-                                @JsonProperty("leases") int leases,
-                                @JsonProperty("runs_by_phase") Map<String, Integer> runsByPhase,
-                                @JsonProperty("unreadable_records") int unreadableRecords) {}
+    public record RunView(String runId, String phase, BigInteger runGeneration, boolean owned) implements Json.Body {
+        @Override
+        public void write(JsonGenerator g) throws IOException {
+            g.writeStartObject();
+            g.writeStringField("run_id", runId);
+            g.writeStringField("phase", phase);
+            g.writeFieldName("run_generation");
+            g.writeNumber(runGeneration);
+            g.writeBooleanField("owned", owned);
+            g.writeEndObject();
+        }
+    }
+
+    public record ImportView(String importId, String runId, BigInteger lastSequence, BigInteger nextSequence)
+            implements Json.Body {
+        @Override
+        public void write(JsonGenerator g) throws IOException {
+            g.writeStartObject();
+            g.writeStringField("import", importId);
+            g.writeStringField("run_id", runId);
+            g.writeFieldName("last_sequence");
+            g.writeNumber(lastSequence);
+            g.writeFieldName("next_sequence");
+            g.writeNumber(nextSequence);
+            g.writeEndObject();
+        }
+    }
+
+    /** Null members are left out. */
+    public record AuthorityView(String scopeId, BigInteger keyGeneration, String state, String directory,
+                                String endpoint, int sessions, int ownedRuns, int imports, int leases,
+                                Map<String, Integer> runsByPhase, int unreadableRecords) implements Json.Body {
+        @Override
+        public void write(JsonGenerator g) throws IOException {
+            g.writeStartObject();
+            if (scopeId != null) {
+                g.writeStringField("scope_id", scopeId);
+            }
+            if (keyGeneration != null) {
+                g.writeFieldName("key_generation");
+                g.writeNumber(keyGeneration);
+            }
+            if (state != null) {
+                g.writeStringField("state", state);
+            }
+            if (directory != null) {
+                g.writeStringField("directory", directory);
+            }
+            if (endpoint != null) {
+                g.writeStringField("endpoint", endpoint);
+            }
+            g.writeNumberField("sessions", sessions);
+            g.writeNumberField("owned_runs", ownedRuns);
+            g.writeNumberField("imports", imports);
+            g.writeNumberField("leases", leases);
+            if (runsByPhase != null) {
+                g.writeObjectFieldStart("runs_by_phase");
+                for (Map.Entry<String, Integer> e : runsByPhase.entrySet()) {
+                    g.writeNumberField(e.getKey(), e.getValue());
+                }
+                g.writeEndObject();
+            }
+            g.writeNumberField("unreadable_records", unreadableRecords);
+            g.writeEndObject();
+        }
+    }
 }

@@ -1,37 +1,141 @@
 package spice.authority.app.api;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.math.BigInteger;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
-/** Small JSON bodies of the control API (strict: unknown members refused). */
+/**
+ * The control API's small JSON bodies, on jackson-core's streaming parser and generator only (no
+ * data binding: nothing is instantiated from a body by reflection, and the helper does not load
+ * jackson-databind's several hundred classes on start).
+ *
+ * <p>Requests are strict: one object, only the named members, each at most once and of its type
+ * (or null, which counts as absent), nothing after it.
+ */
 public final class Json {
-    private static final ObjectMapper MAPPER = new ObjectMapper()
-            .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-            .enable(SerializationFeature.INDENT_OUTPUT);
+    private static final JsonFactory FACTORY = JsonFactory.builder()
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .build();
 
     private Json() {}
 
-    public static <T> T read(byte[] body, Class<T> type) {
+    /** A member's expected JSON type. */
+    public enum Kind { STRING, INTEGER }
+
+    /**
+     * The members of a request object ({@code null} for an empty body): a map from the names in
+     * {@code members} that are present and not null to their values (String, or Long for INTEGER).
+     *
+     * @throws ApiException invalid_request naming what is wrong (never echoing the body)
+     */
+    public static Map<String, Object> readObject(byte[] body, String what, Map<String, Kind> members) {
         if (body == null || body.length == 0) {
             return null;
         }
         if (body.length > 1 << 20) {
-            throw new ApiException(413, "invalid_request", "control body larger than 64 KiB");
+            throw new ApiException(413, "invalid_request", "control body larger than 1 MiB");
         }
-        try {
-            return MAPPER.readValue(body, type);
+        Map<String, Object> values = new HashMap<>();
+        try (JsonParser p = FACTORY.createParser(body)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                throw ApiException.invalidRequest("malformed JSON body (expected a " + what + " object)");
+            }
+            for (JsonToken t = p.nextToken(); t != JsonToken.END_OBJECT; t = p.nextToken()) {
+                String name = p.currentName();
+                Kind kind = members.get(name);
+                if (kind == null) {
+                    throw ApiException.invalidRequest("unknown member in " + what + " (allowed: "
+                            + String.join(", ", Set.copyOf(members.keySet()).stream().sorted().toList()) + ")");
+                }
+                JsonToken v = p.nextToken();
+                if (v == JsonToken.VALUE_NULL) {
+                    continue;
+                }
+                switch (kind) {
+                    case STRING -> {
+                        if (v != JsonToken.VALUE_STRING) {
+                            throw ApiException.invalidRequest(what + "." + name + " must be a string");
+                        }
+                        values.put(name, p.getText());
+                    }
+                    case INTEGER -> {
+                        if (v != JsonToken.VALUE_NUMBER_INT || p.getNumberType() != JsonParser.NumberType.INT
+                                && p.getNumberType() != JsonParser.NumberType.LONG) {
+                            throw ApiException.invalidRequest(what + "." + name + " must be an integer");
+                        }
+                        values.put(name, p.getLongValue());
+                    }
+                }
+            }
+            if (p.nextToken() != null) {
+                throw ApiException.invalidRequest("malformed JSON body (data after the " + what + " object)");
+            }
         } catch (IOException e) {
-            throw ApiException.invalidRequest("malformed JSON body (expected " + type.getSimpleName() + ")");
+            throw ApiException.invalidRequest("malformed JSON body (expected a " + what + " object)");
+        }
+        return values;
+    }
+
+    /** A response body that writes itself. */
+    public interface Body {
+        void write(JsonGenerator g) throws IOException;
+    }
+
+    /** Writes a body, or a list of bodies as a JSON array, compact, UTF-8. */
+    public static void write(Object value, OutputStream out) throws IOException {
+        try (JsonGenerator g = FACTORY.createGenerator(out)) {
+            writeValue(g, value);
         }
     }
 
-    public static String write(Object o) {
-        try {
-            return MAPPER.writeValueAsString(o);
+    /** A JSON text of a body or of a tree of maps, lists, strings, numbers and booleans, indented. */
+    public static String pretty(Object value) {
+        StringWriter w = new StringWriter();
+        try (JsonGenerator g = FACTORY.createGenerator(w)) {
+            g.useDefaultPrettyPrinter();
+            writeValue(g, value);
         } catch (IOException e) {
-            throw new IllegalStateException(e);
+            throw new UncheckedIOException(e);
+        }
+        return w.toString();
+    }
+
+    private static void writeValue(JsonGenerator g, Object v) throws IOException {
+        switch (v) {
+            case null -> g.writeNull();
+            case Body b -> b.write(g);
+            case String s -> g.writeString(s);
+            case Boolean b -> g.writeBoolean(b);
+            case Integer i -> g.writeNumber(i);
+            case Long l -> g.writeNumber(l);
+            case BigInteger b -> g.writeNumber(b);
+            case Map<?, ?> m -> {
+                g.writeStartObject();
+                for (Map.Entry<?, ?> e : m.entrySet()) {
+                    g.writeFieldName(String.valueOf(e.getKey()));
+                    writeValue(g, e.getValue());
+                }
+                g.writeEndObject();
+            }
+            case List<?> l -> {
+                g.writeStartArray();
+                for (Object o : l) {
+                    writeValue(g, o);
+                }
+                g.writeEndArray();
+            }
+            default -> throw new IllegalArgumentException("no JSON form for " + v.getClass().getName());
         }
     }
 }

@@ -71,13 +71,10 @@ public final class SnapshotInspectCommand implements java.util.concurrent.Callab
             return Cli.REFUSED;
         }
         InspectView.Result v = InspectView.of(env, isJson ? "protobuf JSON mapping" : "binary protobuf", file);
-        out.println(PRETTY.writeValueAsString(v.view()));
+        out.println(spice.authority.app.api.Json.pretty(v.view()));
         out.flush();
         return v.ok() ? Cli.OK : Cli.REFUSED;
     }
-
-    private static final com.fasterxml.jackson.databind.ObjectMapper PRETTY = new com.fasterxml.jackson.databind.ObjectMapper()
-            .enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT);
 
     private static boolean looksLikeJson(byte[] b) {
         for (byte x : b) {

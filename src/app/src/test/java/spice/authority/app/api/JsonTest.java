@@ -1,0 +1,84 @@
+package spice.authority.app.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class JsonTest {
+    private static byte[] b(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void readsTheNamedMembers_nullAsAbsent_emptyBodyAsNoRequest() {
+        assertThat(Dto.StartRequest.read(b("{\"run_id\": \"run-1\"}"))).isEqualTo(new Dto.StartRequest("run-1"));
+        assertThat(Dto.SessionRequest.read(b(" {\"pid\":4242} "))).isEqualTo(new Dto.SessionRequest(4242L));
+        assertThat(Dto.SessionRequest.read(b("{\"pid\":null}"))).isEqualTo(new Dto.SessionRequest(null));
+        assertThat(Dto.SessionRequest.read(b("{}"))).isEqualTo(new Dto.SessionRequest(null));
+        assertThat(Dto.SessionRequest.read(new byte[0])).isNull();
+        assertThat(Dto.SessionRequest.read(null)).isNull();
+    }
+
+    @Test
+    void refusesAnythingElseAsInvalidRequestWithoutEchoingTheBody() {
+        Map<String, String> cases = new LinkedHashMap<>();
+        cases.put("{\"run_id\":\"a\",\"secret-looking\":1}", "unknown member in start request (allowed: run_id)");
+        cases.put("{\"run_id\":\"a\",\"run_id\":\"b\"}", "malformed JSON body");
+        cases.put("{\"run_id\":7}", "start request.run_id must be a string");
+        cases.put("{\"run_id\":\"a\"} {}", "data after the start request object");
+        cases.put("[\"run_id\"]", "expected a start request object");
+        cases.put("{\"run_id\":\"a\"", "malformed JSON body");
+        cases.put("\"run_id\"", "expected a start request object");
+        for (Map.Entry<String, String> c : cases.entrySet()) {
+            assertThatThrownBy(() -> Dto.StartRequest.read(b(c.getKey())))
+                    .as(c.getKey())
+                    .isInstanceOfSatisfying(ApiException.class, e -> {
+                        assertThat(e.getMessage()).contains(c.getValue()).doesNotContain("secret-looking");
+                    });
+        }
+        for (String pid : List.of("\"42\"", "4.2", "1e3", "99999999999999999999", "true")) {
+            assertThatThrownBy(() -> Dto.SessionRequest.read(b("{\"pid\":" + pid + "}")))
+                    .as(pid).isInstanceOf(ApiException.class).hasMessageContaining("session request.pid must be an integer");
+        }
+    }
+
+    @Test
+    void writesTheResponseRecordsWithTheApiNames() throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        Json.write(List.of(new Dto.RunView("run-1", "ACTIVE", Dto.u64(-1L), true),
+                new Dto.ImportView("i1", "run-2", BigInteger.ONE, BigInteger.TWO)), out);
+        assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo(
+                "[{\"run_id\":\"run-1\",\"phase\":\"ACTIVE\",\"run_generation\":18446744073709551615,\"owned\":true},"
+                        + "{\"import\":\"i1\",\"run_id\":\"run-2\",\"last_sequence\":1,\"next_sequence\":2}]");
+
+        out.reset();
+        Json.write(new Dto.AuthorityView(null, null, "ready", null, "unix:/s", 1, 2, 3, 4, Map.of("ACTIVE", 2), 0), out);
+        assertThat(new ObjectMapper().readTree(out.toByteArray()).toString()).isEqualTo(
+                "{\"state\":\"ready\",\"endpoint\":\"unix:/s\",\"sessions\":1,\"owned_runs\":2,\"imports\":3,\"leases\":4,"
+                        + "\"runs_by_phase\":{\"ACTIVE\":2},\"unreadable_records\":0}");
+
+        out.reset();
+        Json.write(new Dto.SessionResponse("s1", 7), out);
+        assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("{\"session\":\"s1\",\"pid\":7}");
+    }
+
+    @Test
+    void prettyPrintsTreesLikeTheEarlierDataBindingOutput() throws Exception {
+        Map<String, Object> tree = new LinkedHashMap<>();
+        tree.put("a", "x");
+        tree.put("n", 3);
+        tree.put("list", List.of(true, 2L));
+        tree.put("nothing", null);
+        String expected = new ObjectMapper().enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT)
+                .writeValueAsString(tree);
+        assertThat(Json.pretty(tree)).isEqualTo(expected);
+    }
+}
