@@ -21,37 +21,55 @@ if [ -L "$self" ]; then
   self=$resolved
 fi
 case $self in
-  /*) ;;
-  */*) self=$(pwd -P)/$self ;;
-  *) echo "spice-authority: start it by its path (e.g. ~/.local/bin/spice-authority), not through PATH lookup of $0" >&2; exit 1 ;;
+  */*) ;;
+  *) echo "spice-authority: start it by its path (e.g. ~/.local/bin/spice-authority), not as 'sh $0'" >&2; exit 1 ;;
 esac
-root=${self%/bin/*}
+# The directory's physical path (symbolic links and '..' resolved by cd, not by text), so that
+# jpackage.app-path names the image that runs.
+bindir=$(CDPATH= cd -P -- "${self%/*}" && pwd -P) || { echo "spice-authority: cannot enter the directory of $0" >&2; exit 1; }
+self=$bindir/${self##*/}
+root=${bindir%/bin}
 app=$root/lib/app
 cfg=$app/spice-authority.cfg
 java=$root/lib/runtime/bin/java
-if [ ! -f "$cfg" ] || [ ! -x "$java" ]; then
+if [ "$root" = "$bindir" ] || [ ! -f "$cfg" ] || [ ! -x "$java" ]; then
   echo "spice-authority: $root is not a complete app-image (no $cfg or $java)" >&2
   exit 1
 fi
+exec 3< "$cfg" || { echo "spice-authority: cannot read $cfg" >&2; exit 1; }
 
 # The JVM's arguments go in front of the caller's: append them, then rotate the caller's $# arguments
 # to the end (POSIX sh has no arrays; no eval, so no argument is ever re-parsed).
 n=$#
 set -- "$@" "-Djpackage.app-path=$self"
 section=
-while IFS= read -r line || [ -n "$line" ]; do
+options=no
+cr=$(printf '\r')
+while IFS= read -r line <&3 || [ -n "$line" ]; do
+  line=${line%"$cr"}
   case $line in
     '['*']') section=$line ;;
     java-options=*)
       [ "$section" = "[JavaOptions]" ] || continue
-      option=${line#java-options=}
-      case $option in
-        *'$APPDIR'*) option=${option%%'$APPDIR'*}$app${option#*'$APPDIR'} ;;
-      esac
-      set -- "$@" "$option"
+      options=yes
+      # Every $APPDIR, left to right; the inserted path is never scanned again.
+      rest=${line#java-options=}
+      option=
+      while :; do
+        case $rest in
+          *'$APPDIR'*) option=$option${rest%%'$APPDIR'*}$app; rest=${rest#*'$APPDIR'} ;;
+          *) break ;;
+        esac
+      done
+      set -- "$@" "$option$rest"
       ;;
   esac
-done < "$cfg"
+done
+exec 3<&-
+if [ "$options" = no ]; then
+  echo "spice-authority: $cfg has no [JavaOptions] (the JVM would start without the image's options)" >&2
+  exit 1
+fi
 set -- "$@" -jar "$app/quarkus-run.jar"
 while [ "$n" -gt 0 ]; do
   set -- "$@" "$1"

@@ -19,6 +19,8 @@ import java.util.Optional;
 import java.util.TreeMap;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.logging.Logger;
@@ -90,7 +92,8 @@ public class ApiResources {
     @APIResponse(responseCode = "400", description = "invalid_request: pid missing (TCP) or process not running",
             content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "401", description = "unauthorized: another user's process", content = @Content(mediaType = PROBLEM))
-    public Dto.SessionResponse openSession(@Context RoutingContext rc, byte[] body) {
+    public Dto.SessionResponse openSession(@Context RoutingContext rc,
+            @RequestBody(required = false, content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Dto.SessionRequest.class))) byte[] body) {
         Caller caller = Caller.of(rc);
         long pid;
         boolean fromCreds;
@@ -175,7 +178,8 @@ public class ApiResources {
     @Operation(summary = "Start: durable ACTIVE at generation 1, lease to the session")
     @APIResponse(responseCode = "200", description = "the run")
     @APIResponse(responseCode = "409", description = "busy or state_conflict (the run ID exists)", content = @Content(mediaType = PROBLEM))
-    public Dto.RunView start(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, byte[] body) throws AuthorityException {
+    public Dto.RunView start(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId,
+            @RequestBody(required = true, content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Dto.StartRequest.class))) byte[] body) throws AuthorityException {
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
         Dto.StartRequest req = Dto.StartRequest.read(body);
         if (req == null || req.runId() == null) {
@@ -191,6 +195,7 @@ public class ApiResources {
     @Path("/runs/{run_id}")
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Phase, run generation and whether a session owns it; no secrets")
+    @APIResponse(responseCode = "200", description = "the run")
     @APIResponse(responseCode = "404", description = "not_found", content = @Content(mediaType = PROBLEM))
     public Dto.RunView get(@PathParam("run_id") String runId) throws AuthorityException {
         Optional<RunRecord> r = authority().inspect(runId);
@@ -267,6 +272,7 @@ public class ApiResources {
     @Path("/runs/{run_id}/abandon")
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Operator action: tombstone an ACTIVE or IMPORTING orphan (no live owner) as CANCELLED")
+    @APIResponse(responseCode = "200", description = "the run, now CANCELLED")
     @APIResponse(responseCode = "409", description = "busy (a live owner) or state_conflict (not an orphan)", content = @Content(mediaType = PROBLEM))
     public Dto.RunView abandon(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
             throws AuthorityException {
@@ -286,6 +292,7 @@ public class ApiResources {
     @Consumes({Bodies.PROTOBUF, MediaType.APPLICATION_JSON, MediaType.APPLICATION_OCTET_STREAM})
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Prepare an import: verify the envelope against the signed record, then lock the run")
+    @APIResponse(responseCode = "200", description = "the import transaction (consume, then activate, or DELETE to abort)")
     @APIResponse(responseCode = "403", description = "verification_failed (one identical body for every authenticity failure)",
             content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "409", description = "busy: the owner is alive", content = @Content(mediaType = PROBLEM))

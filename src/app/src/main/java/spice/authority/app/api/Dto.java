@@ -4,8 +4,13 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.util.Map;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
 
-/** Request and response bodies of the HTTP API (fixed names of ARCHITECTURE.md). */
+/**
+ * Request and response bodies of the HTTP API (fixed names of ARCHITECTURE.md). Each record writes
+ * its own JSON; the {@code @Schema} names give the OpenAPI document the same member names
+ * ({@code OpenApiDocumentTest} compares them).
+ */
 public final class Dto {
     private Dto() {}
 
@@ -14,7 +19,7 @@ public final class Dto {
         return new BigInteger(Long.toUnsignedString(v));
     }
 
-    public record SessionRequest(Long pid) {
+    public record SessionRequest(@Schema(name = "pid", description = "the host process (optional on a Unix socket: an ancestor of the caller)") Long pid) {
         static final Map<String, Json.Kind> MEMBERS = Map.of("pid", Json.Kind.INTEGER);
 
         static SessionRequest read(byte[] body) {
@@ -23,7 +28,7 @@ public final class Dto {
         }
     }
 
-    public record SessionResponse(String session, long pid) implements Json.Body {
+    public record SessionResponse(@Schema(name = "session") String session, @Schema(name = "pid") long pid) implements Json.Body {
         @Override
         public void write(JsonGenerator g) throws IOException {
             g.writeStartObject();
@@ -33,7 +38,7 @@ public final class Dto {
         }
     }
 
-    public record StartRequest(String runId) {
+    public record StartRequest(@Schema(name = "run_id") String runId) {
         static final Map<String, Json.Kind> MEMBERS = Map.of("run_id", Json.Kind.STRING);
 
         static StartRequest read(byte[] body) {
@@ -42,7 +47,8 @@ public final class Dto {
         }
     }
 
-    public record RunView(String runId, String phase, BigInteger runGeneration, boolean owned) implements Json.Body {
+    public record RunView(@Schema(name = "run_id") String runId, @Schema(name = "phase") String phase,
+                          @Schema(name = "run_generation") BigInteger runGeneration, @Schema(name = "owned") boolean owned) implements Json.Body {
         @Override
         public void write(JsonGenerator g) throws IOException {
             g.writeStartObject();
@@ -55,7 +61,9 @@ public final class Dto {
         }
     }
 
-    public record ImportView(String importId, String runId, BigInteger lastSequence, BigInteger nextSequence)
+    public record ImportView(@Schema(name = "import") String importId, @Schema(name = "run_id") String runId,
+                             @Schema(name = "last_sequence") BigInteger lastSequence,
+                             @Schema(name = "next_sequence") BigInteger nextSequence)
             implements Json.Body {
         @Override
         public void write(JsonGenerator g) throws IOException {
@@ -71,9 +79,17 @@ public final class Dto {
     }
 
     /** Null members are left out. */
-    public record AuthorityView(String scopeId, BigInteger keyGeneration, String state, String directory,
-                                String endpoint, int sessions, int ownedRuns, int imports, int leases,
-                                Map<String, Integer> runsByPhase, int unreadableRecords) implements Json.Body {
+    public record AuthorityView(@Schema(name = "scope_id") String scopeId,
+                                @Schema(name = "key_generation") BigInteger keyGeneration,
+                                @Schema(name = "state") String state,
+                                @Schema(name = "directory") String directory,
+                                @Schema(name = "endpoint") String endpoint,
+                                @Schema(name = "sessions") int sessions,
+                                @Schema(name = "owned_runs") int ownedRuns,
+                                @Schema(name = "imports") int imports,
+                                @Schema(name = "leases") int leases,
+                                @Schema(name = "runs_by_phase") Map<String, Integer> runsByPhase,
+                                @Schema(name = "unreadable_records") int unreadableRecords) implements Json.Body {
         @Override
         public void write(JsonGenerator g) throws IOException {
             g.writeStartObject();

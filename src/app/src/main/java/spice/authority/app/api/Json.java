@@ -5,11 +5,16 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.StreamWriteFeature;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.math.BigInteger;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,12 +25,13 @@ import java.util.Set;
  * data binding: nothing is instantiated from a body by reflection, and the helper does not load
  * jackson-databind's several hundred classes on start).
  *
- * <p>Requests are strict: one object, only the named members, each at most once and of its type
- * (or null, which counts as absent), nothing after it.
+ * <p>Requests are strict: well-formed UTF-8 without a byte order mark, one object, only the named
+ * members, each at most once and of its type (or null, which counts as absent), nothing after it.
  */
 public final class Json {
     private static final JsonFactory FACTORY = JsonFactory.builder()
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .disable(StreamWriteFeature.AUTO_CLOSE_TARGET)
             .build();
 
     private Json() {}
@@ -46,8 +52,20 @@ public final class Json {
         if (body.length > 1 << 20) {
             throw new ApiException(413, "invalid_request", "control body larger than 1 MiB");
         }
+        String text;
+        try {
+            text = StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(body)).toString();
+        } catch (CharacterCodingException e) {
+            throw ApiException.invalidRequest("malformed JSON body (not UTF-8)");
+        }
+        if (text.startsWith("\uFEFF")) {
+            throw ApiException.invalidRequest("malformed JSON body (byte order mark)");
+        }
         Map<String, Object> values = new HashMap<>();
-        try (JsonParser p = FACTORY.createParser(body)) {
+        try (JsonParser p = FACTORY.createParser(text)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw ApiException.invalidRequest("malformed JSON body (expected a " + what + " object)");
             }
@@ -92,11 +110,12 @@ public final class Json {
         void write(JsonGenerator g) throws IOException;
     }
 
-    /** Writes a body, or a list of bodies as a JSON array, compact, UTF-8. */
+    /** Writes a body, or a list of bodies as a JSON array, compact, UTF-8; {@code out} stays open. */
     public static void write(Object value, OutputStream out) throws IOException {
         try (JsonGenerator g = FACTORY.createGenerator(out)) {
             writeValue(g, value);
         }
+        out.flush();
     }
 
     /** A JSON text of a body or of a tree of maps, lists, strings, numbers and booleans, indented. */

@@ -29,25 +29,36 @@ public class OpenApiDocument {
     @GET
     @Operation(hidden = true)
     public Response get(@QueryParam("format") String format, @HeaderParam("Accept") String accept) {
-        boolean json = format != null ? format.equalsIgnoreCase("json")
-                : accept != null && accept.toLowerCase(Locale.ROOT).contains("application/json");
-        return Response.ok(json ? Documents.JSON_BYTES : Documents.YAML_BYTES, json ? JSON : YAML).build();
+        boolean json;
+        if (format != null) {
+            json = switch (format.toLowerCase(Locale.ROOT)) {
+                case "json" -> true;
+                case "yaml", "yml" -> false;
+                default -> throw ApiException.invalidRequest("format must be json or yaml");
+            };
+        } else {
+            json = accept != null && accept.toLowerCase(Locale.ROOT).contains("application/json");
+        }
+        return Response.ok(json ? document(JSON_NAME) : document(YAML_NAME), json ? JSON : YAML)
+                .header("Vary", "Accept").build();
     }
 
-    /** Read on the first request, once. */
-    private static final class Documents {
-        static final byte[] YAML_BYTES = read(RESOURCE + ".yaml");
-        static final byte[] JSON_BYTES = read(RESOURCE + ".json");
+    private static final String YAML_NAME = RESOURCE + ".yaml";
+    private static final String JSON_NAME = RESOURCE + ".json";
+    private static final java.util.concurrent.ConcurrentHashMap<String, byte[]> DOCUMENTS =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
-        private static byte[] read(String name) {
-            try (InputStream in = OpenApiDocument.class.getClassLoader().getResourceAsStream(name)) {
+    /** The document as built, read once on first use; a build without it is a plain 500 problem. */
+    static byte[] document(String name) {
+        return DOCUMENTS.computeIfAbsent(name, n -> {
+            try (InputStream in = OpenApiDocument.class.getClassLoader().getResourceAsStream(n)) {
                 if (in == null) {
-                    throw new IllegalStateException(name + " is missing from the build (generated in process-classes)");
+                    throw new IllegalStateException(n + " is missing from this build (generated in process-classes)");
                 }
                 return in.readAllBytes();
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
-        }
+        });
     }
 }

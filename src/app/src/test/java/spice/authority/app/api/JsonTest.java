@@ -81,4 +81,32 @@ class JsonTest {
                 .writeValueAsString(tree);
         assertThat(Json.pretty(tree)).isEqualTo(expected);
     }
+
+    @Test
+    void refusesBodiesThatAreNotPlainUtf8() {
+        byte[][] bodies = {
+            {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF, '{', '}'},                       // byte order mark
+            {'{', '"', 'r', 'u', 'n', '_', 'i', 'd', '"', ':', '"', (byte) 0xC0, (byte) 0xAF, '"', '}'}, // overlong '/'
+            "{\"run_id\":\"a\"}".getBytes(StandardCharsets.UTF_16BE),
+            "{\"run_id\":\"a\"}".getBytes(StandardCharsets.UTF_16LE),
+        };
+        for (byte[] body : bodies) {
+            assertThatThrownBy(() -> Dto.StartRequest.read(body)).isInstanceOf(ApiException.class)
+                    .hasMessageStartingWith("malformed JSON body");
+        }
+    }
+
+    @Test
+    void writingLeavesTheResponseStreamOpen() throws Exception {
+        boolean[] closed = {false};
+        ByteArrayOutputStream out = new ByteArrayOutputStream() {
+            @Override
+            public void close() {
+                closed[0] = true;
+            }
+        };
+        Json.write(new Dto.SessionResponse("s", 1), out);
+        assertThat(closed[0]).isFalse();
+        assertThat(out.size()).isPositive();
+    }
 }

@@ -43,25 +43,35 @@ class LinuxLauncherTest {
         InstallFixture.write(image.resolve("bin/spice-authority"), Files.readString(LAUNCHER), "rwxr-xr-x");
         InstallFixture.write(image.resolve("lib/app/spice-authority.cfg"), CFG, "rw-r--r--");
         InstallFixture.write(image.resolve("lib/runtime/bin/java"),
-                "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n", "rwxr-xr-x");
+                "#!/bin/sh\necho $$ > \"${0%/*}/pid\"\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n",
+                "rwxr-xr-x");
         return image;
     }
 
-    private record Result(int code, List<String> args, String err) {}
+    /** Exit code, the arguments the fake java got, standard error, whether java replaced the launcher (exec). */
+    private record Result(int code, List<String> args, String err, boolean execd) {}
 
     private Result run(Path cwd, String pathVar, String... argv) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(argv).directory(cwd.toFile());
+        Path out = Files.createTempFile(dir, "out", "");
+        Path err = Files.createTempFile(dir, "err", "");
+        ProcessBuilder pb = new ProcessBuilder(argv).directory(cwd.toFile())
+                .redirectOutput(out.toFile()).redirectError(err.toFile());
         pb.environment().put("PATH", pathVar);
         Process p = pb.start();
-        byte[] out = p.getInputStream().readAllBytes();
-        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        String s = new String(out, StandardCharsets.UTF_8);
+        try {
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("launcher finished").isTrue();
+        } finally {
+            p.destroyForcibly();
+        }
+        String s = Files.readString(out, StandardCharsets.UTF_8);
         List<String> args = s.isEmpty() ? List.of() : new ArrayList<>(Arrays.asList(s.split("\0", -1)));
         if (!args.isEmpty()) {
             args.removeLast(); // after the last NUL
         }
-        return new Result(p.exitValue(), args, err);
+        Path pidFile = cwd.resolve(argv[0]).toRealPath().getParent().getParent().resolve("lib/runtime/bin/pid");
+        boolean execd = Files.exists(pidFile) && Files.readString(pidFile).strip().equals(Long.toString(p.pid()));
+        Files.deleteIfExists(pidFile);
+        return new Result(p.exitValue(), args, Files.readString(err, StandardCharsets.UTF_8), execd);
     }
 
     private static List<String> jvmPart(Path image) {
@@ -80,6 +90,7 @@ class LinuxLauncherTest {
         Result r = run(dir, System.getenv("PATH"), argv.toArray(String[]::new));
 
         assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.execd()).as("java replaces the launcher's process").isTrue();
         List<String> expected = new ArrayList<>(jvmPart(image));
         expected.addAll(List.of(user));
         assertThat(r.args()).containsExactlyElementsOf(expected);
@@ -131,5 +142,50 @@ class LinuxLauncherTest {
         assertThat(r.code()).isEqualTo(1);
         assertThat(r.args()).isEmpty();
         assertThat(r.err()).contains(image.toString()).contains("not a complete app-image");
+    }
+
+    @Test
+    void readsEveryAppdirOfAnOption_crlfLines_andAnInstallPathThatContainsAppdirLiterally() throws Exception {
+        Path image = image(dir.resolve("odd $APPDIR dir"));
+        InstallFixture.write(image.resolve("lib/app/spice-authority.cfg"),
+                "[JavaOptions]\r\njava-options=-Xmn3m\r\njava-options=-Dboth=$APPDIR/x:$APPDIR/y\r\n", "rw-r--r--");
+
+        Result r = run(dir, System.getenv("PATH"), image.resolve("bin/spice-authority").toString(), "status");
+
+        String app = image.resolve("lib/app").toString();
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.args()).containsExactly("-Djpackage.app-path=" + image.resolve("bin/spice-authority"), "-Xmn3m",
+                "-Dboth=" + app + "/x:" + app + "/y", "-jar", app + "/quarkus-run.jar", "status");
+    }
+
+    @Test
+    void namesTheImageThatRunsWhenStartedThroughDotDotAndALinkedParent() throws Exception {
+        // 'l/../img' is text for 'img' but the path for 'real/img' when l -> real/deep.
+        Path realImage = image(dir.resolve("real"));
+        Files.createDirectories(dir.resolve("real/deep"));
+        Files.createSymbolicLink(dir.resolve("l"), dir.resolve("real/deep"));
+        image(dir); // the decoy, where the text points
+
+        Result r = run(dir, System.getenv("PATH"), dir + "/l/../spice-authority/bin/spice-authority", "status");
+
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.args()).startsWith(jvmPart(realImage.toRealPath()).toArray(String[]::new));
+    }
+
+    @Test
+    void refusesACfgWithoutJavaOptionsOrThatCannotBeRead() throws Exception {
+        Path image = image(dir.resolve("img"));
+        InstallFixture.write(image.resolve("lib/app/spice-authority.cfg"), "[Application]\napp.mainjar=$APPDIR/x.jar\n",
+                "rw-r--r--");
+        Result none = run(dir, System.getenv("PATH"), image.resolve("bin/spice-authority").toString(), "serve");
+        assertThat(none.code()).isNotZero();
+        assertThat(none.args()).isEmpty();
+        assertThat(none.err()).contains("has no [JavaOptions]");
+
+        Files.delete(image.resolve("lib/app/spice-authority.cfg"));
+        Files.createDirectory(image.resolve("lib/app/spice-authority.cfg"));
+        Result unreadable = run(dir, System.getenv("PATH"), image.resolve("bin/spice-authority").toString(), "serve");
+        assertThat(unreadable.code()).isNotZero();
+        assertThat(unreadable.args()).isEmpty();
     }
 }
