@@ -46,6 +46,12 @@ grep -q '^listening on' "$WORK/serve.out" || { echo "train.sh: helper did not st
 
 c() { curl -sS --fail-with-body --unix-socket "$S" "$@"; }
 c http://localhost/q/health/live > /dev/null
+# Netty's epoll library must come from the image (lib/app/native), not from a copy in java.io.tmpdir.
+NATIVE="$(cd -P "$IMAGE" && pwd -P)/lib/app/native/libnetty_transport_native_epoll"
+if ! grep -q -- "$NATIVE" "/proc/$HELPER/maps" || grep -q 'libnetty.*(deleted)' "/proc/$HELPER/maps"; then
+  echo "train.sh: the helper did not load Netty's epoll library from $IMAGE/lib/app/native" >&2
+  exit 1
+fi
 c http://localhost/q/health/ready > /dev/null
 SESSION=$(c -X POST -H 'Content-Type: application/json' -d "{\"pid\": $$}" http://localhost/v1/sessions \
   | sed -E 's/.*"session":"([0-9a-f]+)".*/\1/')
