@@ -25,7 +25,10 @@ class HelperEndToEndIT {
     void setUp() throws IOException {
         root = Files.createTempDirectory("spice-e2e-");
         Files.setPosixFilePermissions(root, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
-        helper = HelperProcess.start(root.resolve("authority"), root.resolve("endpoint/authority.sock"));
+        // The helper's java.io.tmpdir: it should leave nothing there (no Vert.x file cache, no native library copy).
+        Files.createDirectory(root.resolve("java-tmp"));
+        helper = HelperProcess.start(root.resolve("authority"), root.resolve("endpoint/authority.sock"),
+                List.of("-Djava.io.tmpdir=" + root.resolve("java-tmp")));
     }
 
     @AfterEach
@@ -219,7 +222,13 @@ class HelperEndToEndIT {
         assertThat(metrics).contains("spice_authority_transitions_total").contains("kind=\"start\"")
                 .contains("http_server_requests_seconds");
         assertThat(metrics).doesNotContainPattern("[0-9a-f]{64}");
+        try (var entries = Files.list(root.resolve("java-tmp"))) {
+            assertThat(entries.map(p -> p.getFileName().toString()).toList()).doesNotContain("vertx-cache");
+        }
         assertThat(helper.stop()).isZero();
+        try (var entries = Files.list(root.resolve("java-tmp"))) {
+            assertThat(entries.toList()).as("left in java.io.tmpdir").isEmpty();
+        }
         assertThat(Files.exists(helper.socket)).isFalse();
     }
 }

@@ -27,16 +27,27 @@ final class HelperProcess implements AutoCloseable {
     }
 
     static List<String> command(String... args) {
+        return command(List.of(), args);
+    }
+
+    static List<String> command(List<String> jvmOptions, String... args) {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:+UseSerialGC", "-Xmx128m", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED",
-                "-jar", RUNNER.toString()));
+                "-XX:+UseSerialGC", "-Xmx128m", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED"));
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of("-jar", RUNNER.toString()));
         cmd.addAll(List.of(args));
         return cmd;
     }
 
     /** Starts {@code serve} and waits for its "listening on" line. */
     static HelperProcess start(Path authorityDir, Path socket) throws IOException {
-        Process p = new ProcessBuilder(command("serve", "--authority-dir", authorityDir.toString(), "--socket", socket.toString()))
+        return start(authorityDir, socket, List.of());
+    }
+
+    /** Starts {@code serve} with extra JVM options and waits for its "listening on" line. */
+    static HelperProcess start(Path authorityDir, Path socket, List<String> jvmOptions) throws IOException {
+        Process p = new ProcessBuilder(command(jvmOptions, "serve", "--authority-dir", authorityDir.toString(),
+                "--socket", socket.toString()))
                 .start();
         HelperProcess[] holder = new HelperProcess[1];
         StringBuffer err = new StringBuffer();
