@@ -271,13 +271,17 @@ final class Libc {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment cs = arena.allocate(CAPTURE);
             MemorySegment native_ = arena.allocate(Math.max(len, 1));
-            while (true) {
-                long r = (long) READ.invokeExact(cs, fd, native_, (long) len);
-                if (r >= 0) {
-                    MemorySegment.copy(native_, ValueLayout.JAVA_BYTE, 0, buf, off, (int) r);
-                    return (int) r;
+            try {
+                while (true) {
+                    long r = (long) READ.invokeExact(cs, fd, native_, (long) len);
+                    if (r >= 0) {
+                        MemorySegment.copy(native_, ValueLayout.JAVA_BYTE, 0, buf, off, (int) r);
+                        return (int) r;
+                    }
+                    retryOrThrow(cs, "read");
                 }
-                retryOrThrow(cs, "read");
+            } finally {
+                native_.fill((byte) 0); // SECURITY: the bytes may be a key; freed native memory keeps them otherwise
             }
         } catch (PosixException e) {
             throw e;
@@ -292,13 +296,17 @@ final class Libc {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment cs = arena.allocate(CAPTURE);
             MemorySegment native_ = arena.allocate(Math.max(len, 1));
-            MemorySegment.copy(buf, off, native_, ValueLayout.JAVA_BYTE, 0, len);
-            while (true) {
-                long r = (long) WRITE.invokeExact(cs, fd, native_, (long) len);
-                if (r >= 0) {
-                    return (int) r;
+            try {
+                MemorySegment.copy(buf, off, native_, ValueLayout.JAVA_BYTE, 0, len);
+                while (true) {
+                    long r = (long) WRITE.invokeExact(cs, fd, native_, (long) len);
+                    if (r >= 0) {
+                        return (int) r;
+                    }
+                    retryOrThrow(cs, "write");
                 }
-                retryOrThrow(cs, "write");
+            } finally {
+                native_.fill((byte) 0); // SECURITY: as in read
             }
         } catch (PosixException e) {
             throw e;

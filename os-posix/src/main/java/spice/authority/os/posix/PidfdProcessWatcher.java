@@ -44,6 +44,8 @@ final class PidfdProcessWatcher implements ProcessWatcher {
     private final Map<Integer, PidfdWatch> registered = new HashMap<>();
     /** The eventfd that wakes the poll thread; -1 until the first watch. Guarded by {@link #lock}. */
     private int wakeFd = -1;
+    /** Set when the poll thread died: exits can no longer be noticed, so watch() refuses. Guarded by {@link #lock}. */
+    private boolean dead;
     private final ExecutorService callbacks;
 
     /** The one instance of this JVM. Creating it loads no native code. */
@@ -109,9 +111,10 @@ final class PidfdProcessWatcher implements ProcessWatcher {
         synchronized (lock) {
             try {
                 ensureStarted();
-            } catch (PosixException e) {
+            } catch (PosixException | ProcessWatchException | RuntimeException e) {
                 closeQuietly(fd);
-                throw new ProcessWatchException("cannot start the process watcher: " + e.getMessage());
+                throw e instanceof ProcessWatchException pwe ? pwe
+                        : new ProcessWatchException("cannot start the process watcher: " + e.getMessage());
             }
             w.fd = fd;
             registered.put(fd, w);
@@ -127,14 +130,23 @@ final class PidfdProcessWatcher implements ProcessWatcher {
         }
     }
 
-    private void ensureStarted() throws PosixException {
+    private void ensureStarted() throws PosixException, ProcessWatchException {
         assert Thread.holdsLock(lock);
+        if (dead) {
+            throw new ProcessWatchException("the process watcher stopped after an internal error; restart the helper");
+        }
         if (wakeFd >= 0) {
             return;
         }
-        wakeFd = Libc.eventfd(0, Libc.P.EFD_CLOEXEC | Libc.P.EFD_NONBLOCK);
-        int fd = wakeFd;
-        Thread.ofPlatform().daemon().name("spice-process-watch").start(() -> pollLoop(fd));
+        int fd = Libc.eventfd(0, Libc.P.EFD_CLOEXEC | Libc.P.EFD_NONBLOCK);
+        try {
+            Thread.ofPlatform().daemon().name("spice-process-watch").start(() -> pollLoop(fd));
+        } catch (RuntimeException | Error e) {
+            closeQuietly(fd);
+            throw e;
+        }
+        // Published only once the thread runs: a watcher without its thread would notice no exit.
+        wakeFd = fd;
     }
 
     private void wake() {
@@ -153,6 +165,23 @@ final class PidfdProcessWatcher implements ProcessWatcher {
     }
 
     private void pollLoop(int wake) {
+        try {
+            pollUntilFailure(wake);
+        } catch (Throwable t) {
+            // SECURITY: fail closed: no exit would be noticed from now on, so end every session
+            // now and refuse new watches.
+            synchronized (lock) {
+                dead = true;
+            }
+            LOG.log(System.Logger.Level.ERROR, "process watcher stopped ({0}); firing every watch", t.toString());
+            fireAll();
+            if (t instanceof Error e) {
+                throw e;
+            }
+        }
+    }
+
+    private void pollUntilFailure(int wake) throws InterruptedException {
         short in = (short) Libc.P.POLLIN;
         while (true) {
             PidfdWatch[] ws;
@@ -185,12 +214,7 @@ final class PidfdProcessWatcher implements ProcessWatcher {
                 LOG.log(System.Logger.Level.ERROR,
                         "process watcher: poll failed ({0}); firing every watch", e.getMessage());
                 fireAll();
-                try {
-                    Thread.sleep(100); // a persistent failure must not spin
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
+                Thread.sleep(100); // a persistent failure must not spin
             }
         }
     }

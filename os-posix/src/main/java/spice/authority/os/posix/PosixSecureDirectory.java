@@ -151,7 +151,7 @@ final class PosixSecureDirectory implements SecureDirectory {
                         throw tooLarge(shown, maxBytes);
                     }
                     byte[] grown = Arrays.copyOf(buf, (int) Math.min((long) maxBytes + 1, 2L * buf.length));
-                    Arrays.fill(buf, (byte) 0); // SECURITY: files read here may hold key material
+                    Arrays.fill(buf, (byte) 0);
                     buf = grown;
                 }
                 int n = Libc.read(fd, buf, total, Math.min(READ_CHUNK, buf.length - total));
@@ -160,16 +160,15 @@ final class PosixSecureDirectory implements SecureDirectory {
                 }
                 total += n;
             }
+            if (total > maxBytes) {
+                throw tooLarge(shown, maxBytes);
+            }
+            return Arrays.copyOf(buf, total);
         } catch (PosixException e) {
             throw io(shown, e);
+        } finally {
+            Arrays.fill(buf, (byte) 0); // SECURITY: files read here may hold key material, on every path
         }
-        if (total > maxBytes) {
-            Arrays.fill(buf, (byte) 0);
-            throw tooLarge(shown, maxBytes);
-        }
-        byte[] out = Arrays.copyOf(buf, total);
-        Arrays.fill(buf, (byte) 0);
-        return out;
     }
 
     @Override
@@ -186,6 +185,9 @@ final class PosixSecureDirectory implements SecureDirectory {
         enter();
         try {
             // d.4 step 1: the destination, if present, must itself pass the file rules.
+            // RACE: it may change before the rename below (say, gain a hard link, so its old content
+            // lives on under the other name); only the directory's owner can do that, and the
+            // rename replaces the name whatever it names then.
             try {
                 requireSafeFile(Libc.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW), shown);
             } catch (PosixException e) {
@@ -256,6 +258,22 @@ final class PosixSecureDirectory implements SecureDirectory {
         if (!FileNames.isLockName(name)) {
             throw new DirectoryRefusedException(NAME, shown, "lock file names end in " + FileNames.LOCK_SUFFIX);
         }
+        for (int attempt = 1; ; attempt++) {
+            StableLock l = lockOnce(name, mode, shown);
+            if (l != null) {
+                return l;
+            }
+            if (attempt == LOCK_ATTEMPTS) {
+                throw new DirectoryRefusedException(IO, shown, "the lock file was replaced while it was being locked ("
+                        + LOCK_ATTEMPTS + " times)");
+            }
+        }
+    }
+
+    private static final int LOCK_ATTEMPTS = 3;
+
+    /** One attempt: the lock, or null when the name no longer names the file just locked. */
+    private StableLock lockOnce(String name, LockMode mode, String shown) throws DirectoryRefusedException {
         int fd = -1;
         boolean created = false;
         boolean ok = false;
@@ -306,12 +324,33 @@ final class PosixSecureDirectory implements SecureDirectory {
                 }
                 throw io(shown, e);
             }
+            // RACE: between the open and the flock the name may have been unlinked or replaced
+            // (only by the directory's owner: lock files are never unlinked or renamed here). A lock
+            // on a file the name no longer names would exclude nobody: check, and let the caller
+            // try again on the file the name names now.
+            if (!stillNames(name, st.identity(), shown)) {
+                return null;
+            }
             ok = true;
             return new PosixStableLock(name, fd, st.identity());
         } finally {
             if (!ok && fd >= 0) {
                 closeQuietly(fd);
             }
+        }
+    }
+
+    private boolean stillNames(String name, FileIdentity locked, String shown) throws DirectoryRefusedException {
+        enter();
+        try {
+            return Libc.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW).identity().equals(locked);
+        } catch (PosixException e) {
+            if (e.errno() == p.ENOENT) {
+                return false;
+            }
+            throw io(shown, e);
+        } finally {
+            exit();
         }
     }
 
@@ -411,7 +450,7 @@ final class PosixSecureDirectory implements SecureDirectory {
         return new DirectoryRefusedException(IO, shown, "larger than the limit of " + maxBytes + " bytes");
     }
 
-    private String shownPath() {
+    String shownPath() {
         return FileNames.printable(walk.path());
     }
 

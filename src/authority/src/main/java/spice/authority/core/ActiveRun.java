@@ -28,10 +28,9 @@ public final class ActiveRun implements AutoCloseable {
     private RunRecord.SnapshotBinding remembered;
     private Claim rememberedClaim;
     private boolean uncertain;
-    private boolean uncertainReported;
     private boolean closed;
 
-    ActiveRun(RunAuthority store, String runId, String stem, StableLock lock, long generation) {
+    ActiveRun(RunAuthority store, String runId, StableLock lock, long generation) {
         this.store = store;
         this.runId = runId;
         this.lock = lock;
@@ -64,12 +63,7 @@ public final class ActiveRun implements AutoCloseable {
      * bound (lock kept), or the terminal tombstone (lock released).
      */
     public synchronized Claim signSnapshot(ClaimInput input, Cancellation c) throws AuthorityException {
-        if (uncertain) {
-            throw new AuthorityException.Uncertain("run " + runId + " is uncertain; only close releases it");
-        }
-        if (closed || lock == null) {
-            throw new AuthorityException.Closed("run " + runId + ": this lease is finished");
-        }
+        requireLive();
         if (!runId.equals(input.runId())) {
             throw new AuthorityException.State("snapshot run ID differs from the owned run " + runId);
         }
@@ -123,12 +117,7 @@ public final class ActiveRun implements AutoCloseable {
 
     /** Local resume: ACTIVE at the next generation; the earlier claim never verifies again. */
     public synchronized void resume(Cancellation c) throws AuthorityException {
-        if (uncertain) {
-            throw new AuthorityException.Uncertain("run " + runId + " is uncertain; only close releases it");
-        }
-        if (closed || lock == null) {
-            throw new AuthorityException.Closed("run " + runId + ": this lease is finished");
-        }
+        requireLive();
         if (remembered == null) {
             throw new AuthorityException.State("run " + runId + " is not suspended; only a suspended run can resume");
         }
@@ -145,12 +134,7 @@ public final class ActiveRun implements AutoCloseable {
 
     /** Writes a terminal tombstone without a snapshot, then releases the lock. */
     public synchronized void terminal(Phase phase, Cancellation c) throws AuthorityException {
-        if (uncertain) {
-            throw new AuthorityException.Uncertain("run " + runId + " is uncertain; only close releases it");
-        }
-        if (closed) {
-            throw new AuthorityException.Closed("run " + runId + ": this lease is finished");
-        }
+        requireLive();
         if (!phase.isTerminal()) {
             throw new AuthorityException.State("terminal phase must be COMPLETED, FAILED or CANCELLED");
         }
@@ -168,7 +152,17 @@ public final class ActiveRun implements AutoCloseable {
         }
     }
 
-    /** Hands the lock and lease to nobody: used by import activation only. */
+    /** Refuses once uncertain (only close releases it) or finished (the lock is null exactly then). */
+    private void requireLive() throws AuthorityException {
+        if (uncertain) {
+            throw new AuthorityException.Uncertain("run " + runId + " is uncertain; only close releases it");
+        }
+        if (closed) {
+            throw new AuthorityException.Closed("run " + runId + ": this lease is finished");
+        }
+    }
+
+    /** Ends this lease: releases the lock and the store lease (once; later calls do nothing). */
     private void finish() {
         closed = true;
         StableLock l = lock;
@@ -189,8 +183,7 @@ public final class ActiveRun implements AutoCloseable {
     public synchronized void close() throws AuthorityException.Uncertain {
         boolean wasLive = !closed;
         finish();
-        if (wasLive && uncertain && !uncertainReported) {
-            uncertainReported = true;
+        if (wasLive && uncertain) {
             throw new AuthorityException.Uncertain("run " + runId + " was closed after a write with an unknown outcome");
         }
     }

@@ -96,7 +96,7 @@ public abstract sealed class AuthorityException extends Exception {
     /** One message for every verification failure, by design (wire-format.md c.3). */
     public static final class Verification extends AuthorityException {
         private static final long serialVersionUID = 1L;
-        public static final String MESSAGE = "snapshot authority verification failed";
+        public static final String MESSAGE = spice.authority.snapshot.crypto.VerificationException.MESSAGE;
 
         public Verification() {
             super(MESSAGE);

@@ -10,12 +10,17 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Thread-safe.
  */
 public final class Cancellation {
-    private static final Cancellation NONE = new Cancellation(Long.MAX_VALUE);
+    private static final Cancellation NONE = new Cancellation(false, 0);
+    /** Timeouts this long or longer are no deadline ({@code System.nanoTime} differences stay exact below 2^63 ns). */
+    private static final Duration FOREVER = Duration.ofDays(365L * 100);
 
     private final AtomicBoolean cancelled = new AtomicBoolean();
+    private final boolean hasDeadline;
+    /** A {@code System.nanoTime} value; compared by difference, so its sign does not matter. */
     private final long deadlineNanos;
 
-    private Cancellation(long deadlineNanos) {
+    private Cancellation(boolean hasDeadline, long deadlineNanos) {
+        this.hasDeadline = hasDeadline;
         this.deadlineNanos = deadlineNanos;
     }
 
@@ -26,14 +31,15 @@ public final class Cancellation {
 
     /** Cancellable by {@link #cancel()}, no deadline. */
     public static Cancellation create() {
-        return new Cancellation(Long.MAX_VALUE);
+        return new Cancellation(false, 0);
     }
 
     /** Cancelled by {@link #cancel()} or once {@code timeout} has passed. */
     public static Cancellation withTimeout(Duration timeout) {
-        long now = System.nanoTime();
-        long nanos = timeout.toNanos();
-        return new Cancellation(nanos >= Long.MAX_VALUE - now ? Long.MAX_VALUE : now + nanos);
+        if (timeout.compareTo(FOREVER) >= 0) {
+            return create();
+        }
+        return new Cancellation(true, System.nanoTime() + timeout.toNanos());
     }
 
     public void cancel() {
@@ -43,7 +49,7 @@ public final class Cancellation {
     }
 
     public boolean isCancelled() {
-        return cancelled.get() || (deadlineNanos != Long.MAX_VALUE && System.nanoTime() - deadlineNanos >= 0);
+        return cancelled.get() || (hasDeadline && System.nanoTime() - deadlineNanos >= 0);
     }
 
     /** Throws {@link AuthorityException.Cancelled} when cancelled or past the deadline. */

@@ -2,7 +2,6 @@ package spice.authority.core;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.util.Arrays;
 import java.util.HexFormat;
 import spice.authority.snapshot.crypto.HmacSha256;
 import spice.authority.snapshot.crypto.LengthPrefixed;
@@ -111,26 +110,20 @@ public final class RecordCodec {
         try {
             GoJsonReader r = new GoJsonReader(file);
             RawRecord rec = new RawRecord();
-            String macHex = "";
             if (r.peekKind() != '{') {
                 throw Unverifiable.INSTANCE;
             }
-            r.beginObject();
-            String key;
-            boolean first = true;
-            while ((key = r.nextMember(first)) != null) {
-                first = false;
-                switch (GoFieldNames.match(key, LINE_FIELDS)) {
+            forEachMember(r, LINE_FIELDS, field -> {
+                switch (field) {
                     case 0 -> decodeRecord(r, rec);
-                    case 1 -> macHex = string(r, macHex);
-                    default -> throw Unverifiable.INSTANCE;
+                    default -> rec.lineMacHex = string(r, rec.lineMacHex);
                 }
-            }
+            });
             r.skipWhitespace();
             if (!r.atEnd()) {
                 throw Unverifiable.INSTANCE;
             }
-            byte[] mac = parseHex32(macHex);
+            byte[] mac = parseHex32(rec.lineMacHex);
             RunRecord record = rec.toRecord();
             byte[] expected = master.compute(macInput(encodeRecord(record)));
             if (!MessageDigest.isEqual(expected, mac)) {
@@ -151,6 +144,8 @@ public final class RecordCodec {
         long runGeneration;
         String phase = "";
         RawSnapshot snapshot;
+        /** The signed line's {@code hmac_sha256}, beside the record. */
+        String lineMacHex = "";
 
         RunRecord toRecord() throws Unverifiable {
             if (version != RunRecord.VERSION) {
@@ -192,12 +187,8 @@ public final class RecordCodec {
         if (kind != '{') {
             throw Unverifiable.INSTANCE;
         }
-        r.beginObject();
-        String key;
-        boolean first = true;
-        while ((key = r.nextMember(first)) != null) {
-            first = false;
-            switch (GoFieldNames.match(key, RECORD_FIELDS)) {
+        forEachMember(r, RECORD_FIELDS, field -> {
+            switch (field) {
                 case 0 -> rec.version = unsigned(r, rec.version);
                 case 1 -> rec.scopeId = string(r, rec.scopeId);
                 case 2 -> rec.keyGeneration = unsigned(r, rec.keyGeneration);
@@ -218,25 +209,44 @@ public final class RecordCodec {
                         throw Unverifiable.INSTANCE;
                     }
                 }
-                default -> throw Unverifiable.INSTANCE;
+                default -> throw new AssertionError(field);
             }
-        }
+        });
     }
 
     private static void decodeSnapshot(GoJsonReader r, RawSnapshot s) throws Unverifiable {
+        forEachMember(r, SNAPSHOT_FIELDS, field -> {
+            switch (field) {
+                case 0 -> s.format = string(r, s.format);
+                case 1 -> s.lastSequence = unsigned(r, s.lastSequence);
+                case 2 -> s.lifecycle = unsigned(r, s.lifecycle);
+                case 3 -> s.payloadSha256 = string(r, s.payloadSha256);
+                default -> s.authorityHmac = string(r, s.authorityHmac);
+            }
+        });
+    }
+
+    /** Reads the value of one known member; {@code field} indexes the caller's field names. */
+    @FunctionalInterface
+    private interface Member {
+        void read(int field) throws Unverifiable;
+    }
+
+    /**
+     * Reads an object member by member, each through {@code member} with its index in
+     * {@code fields} (Go's case-folded name match); any other member makes the record unverifiable.
+     */
+    private static void forEachMember(GoJsonReader r, String[] fields, Member member) throws Unverifiable {
         r.beginObject();
         String key;
         boolean first = true;
         while ((key = r.nextMember(first)) != null) {
             first = false;
-            switch (GoFieldNames.match(key, SNAPSHOT_FIELDS)) {
-                case 0 -> s.format = string(r, s.format);
-                case 1 -> s.lastSequence = unsigned(r, s.lastSequence);
-                case 2 -> s.lifecycle = unsigned(r, s.lifecycle);
-                case 3 -> s.payloadSha256 = string(r, s.payloadSha256);
-                case 4 -> s.authorityHmac = string(r, s.authorityHmac);
-                default -> throw Unverifiable.INSTANCE;
+            int field = GoFieldNames.match(key, fields);
+            if (field < 0) {
+                throw Unverifiable.INSTANCE;
             }
+            member.read(field);
         }
     }
 
@@ -283,9 +293,5 @@ public final class RecordCodec {
     /** {@code run-<64 hex of SHA-256(UTF-8 run ID)>}: the stem of the run's lock and state files. */
     public static String fileStem(String runId) {
         return "run-" + GoText.hex(HmacSha256.sha256(runId.getBytes(StandardCharsets.UTF_8)));
-    }
-
-    static boolean sameBytes(byte[] a, byte[] b) {
-        return Arrays.equals(a, b);
     }
 }

@@ -32,7 +32,9 @@ import spice.authority.snapshot.payload.LifecycleStatus;
  *       directory path (ARCHITECTURE.md "stricter" point 6): a moved, replaced or newly untrusted
  *       directory refuses the transition ({@code unavailable}) and nothing is written.
  *   <li>Cancellation is checked on entry and right before the writer runs; once the writer was
- *       invoked any failure is {@code uncertain} and fences the run in this process (e.6).
+ *       invoked any failure is {@code uncertain} and fences the run in this process (e.6), except
+ *       in {@link #start}: there a write failure is {@code unavailable} and not fenced, as the
+ *       reference does (wire-format.md: a retry finds the record, state, or writes it).
  *   <li>Import verifies the keyed claim against the signed record before it creates or locks
  *       anything, then locks and re-reads to prove the record unchanged (stricter point 4). Every
  *       authenticity failure is the one {@link AuthorityException.Verification}.
@@ -171,7 +173,7 @@ public final class RunAuthority implements AutoCloseable {
         try {
             lock = lockRun(stem, runId);
             checkFence(runId); // RACE: a write may have failed (and fenced) while we waited for the lock
-            Optional<RunRecord> existing = readRecord(stem, runId, false);
+            Optional<RunRecord> existing = readRecord(stem, runId);
             if (existing.isPresent()) {
                 throw new AuthorityException.State("run " + runId + " already has a record (phase " + existing.get().phase() + "); a run ID is never reused");
             }
@@ -185,7 +187,7 @@ public final class RunAuthority implements AutoCloseable {
                 // RACE: the record may or may not have landed; a retry finds it (state) or writes it.
                 throw new AuthorityException.Unavailable("start " + runId + ": record write failed: " + describe(e));
             }
-            ActiveRun active = new ActiveRun(this, runId, stem, lock, 1);
+            ActiveRun active = new ActiveRun(this, runId, lock, 1);
             handedOver = true; // the lock and the lease now belong to the ActiveRun
             return active;
         } finally {
@@ -224,18 +226,19 @@ public final class RunAuthority implements AutoCloseable {
         if (!RunRecord.validRunId(runId)) {
             throw new AuthorityException.Verification();
         }
-        checkOpen();
         checkFence(runId);
-        revalidate();
         String stem = RecordCodec.fileStem(runId);
-        // SECURITY: verify before any mutation: no lock file is created for an unauthenticated claim.
-        byte[] firstRead = readRecordBytesForImport(stem);
-        RunRecord record = verifyForImport(firstRead, runId, v);
+        // The lease is in memory only: it creates nothing, and keeps close() from closing the
+        // directory and zeroing the keys while they are in use below.
         acquireLease();
         StableLock lock = null;
         AuthorityKey verifier = null;
         boolean handedOver = false;
         try {
+            revalidate();
+            // SECURITY: verify before any mutation: no lock file is created for an unauthenticated claim.
+            byte[] firstRead = readRecordBytesForImport(stem);
+            RunRecord record = verifyForImport(firstRead, runId, v);
             lock = lockRun(stem, runId);
             checkFence(runId); // RACE: the owner's last write may have failed between our first check and the lock
             verifier = RunSubkey.authorityFor(identity.masterKey(), identity.scopeId(), keyGeneration(),
@@ -246,7 +249,7 @@ public final class RunAuthority implements AutoCloseable {
                 // RACE: the record changed between verification and locking; refuse, write nothing.
                 throw new AuthorityException.Verification();
             }
-            RunImport imp = new RunImport(this, runId, stem, lock, record.runGeneration(), v.claim(), verifier);
+            RunImport imp = new RunImport(this, runId, lock, record.runGeneration(), v.claim(), verifier);
             handedOver = true; // lock, lease and verifier now belong to the RunImport
             return imp;
         } finally {
@@ -275,7 +278,7 @@ public final class RunAuthority implements AutoCloseable {
         try {
             lock = lockRun(stem, runId);
             checkFence(runId);
-            RunRecord rec = readRecord(stem, runId, false).orElseThrow(
+            RunRecord rec = readRecord(stem, runId).orElseThrow(
                     () -> new AuthorityException.State("run " + runId + " has no record"));
             if (rec.phase() != Phase.ACTIVE && rec.phase() != Phase.IMPORTING) {
                 throw new AuthorityException.State("run " + runId + " is " + rec.phase() + "; only an ACTIVE or IMPORTING orphan can be abandoned");
@@ -301,8 +304,12 @@ public final class RunAuthority implements AutoCloseable {
         if (!RunRecord.validRunId(runId)) {
             return Optional.empty();
         }
-        checkOpen();
-        return readRecord(RecordCodec.fileStem(runId), runId, false);
+        acquireLease(); // keeps the directory and the record key open while they are used
+        try {
+            return readRecord(RecordCodec.fileStem(runId), runId);
+        } finally {
+            releaseLease();
+        }
     }
 
     /**
@@ -313,10 +320,18 @@ public final class RunAuthority implements AutoCloseable {
      * @throws AuthorityException.Verification when unverifiable, foreign or misnamed
      */
     public Optional<RunRecord> readStateFile(String fileName) throws AuthorityException {
-        checkOpen();
         if (!fileName.startsWith("run-") || !fileName.endsWith(".state") || fileName.length() != 4 + 64 + 6) {
             throw new AuthorityException.Verification();
         }
+        acquireLease(); // keeps the directory and the record key open while they are used
+        try {
+            return readStateFileLeased(fileName);
+        } finally {
+            releaseLease();
+        }
+    }
+
+    private Optional<RunRecord> readStateFileLeased(String fileName) throws AuthorityException {
         byte[] file;
         try {
             file = dir.read(fileName, RecordCodec.MAX_FILE_BYTES);
@@ -326,16 +341,11 @@ public final class RunAuthority implements AutoCloseable {
             }
             throw new AuthorityException.Unavailable("record refused: " + e.getMessage());
         }
-        RunRecord rec;
-        try {
-            rec = RecordCodec.verifyFile(file, recordMac);
-        } catch (RecordCodec.Unverifiable e) {
-            throw new AuthorityException.Verification();
-        }
+        RunRecord rec = verifyMac(file);
         if (!(RecordCodec.fileStem(rec.runId()) + ".state").equals(fileName)) {
             throw new AuthorityException.Verification();
         }
-        return Optional.of(verifyRecord(file, rec.runId()));
+        return Optional.of(requireOurs(rec, rec.runId()));
     }
 
     // ---- shutdown ---------------------------------------------------------------------------
@@ -391,8 +401,8 @@ public final class RunAuthority implements AutoCloseable {
     // ---- internals used by ActiveRun and RunImport -------------------------------------------
 
     /**
-     * The common entry of the run-ID operations: argument, cancellation, open state, fence,
-     * directory re-validation, then one lease. Returns the run's file stem; the caller owns the
+     * The common entry of the run-ID operations: argument, cancellation, fence, one lease (refused
+     * once closing), then directory re-validation under it. Returns the run's file stem; the caller owns the
      * lease and must release it on every path that does not hand it over.
      */
     private String enterRunOperation(String what, String runId, Cancellation c) throws AuthorityException {
@@ -400,20 +410,15 @@ public final class RunAuthority implements AutoCloseable {
             throw new AuthorityException.Configuration("invalid run ID: must be 1..128 UTF-8 bytes, no surrounding white space, no control characters");
         }
         c.check(what + " " + runId);
-        checkOpen();
         checkFence(runId);
-        revalidate();
-        String stem = RecordCodec.fileStem(runId);
-        acquireLease();
-        return stem;
-    }
-
-    void checkOpen() throws AuthorityException.Closed {
-        synchronized (stateLock) {
-            if (closing || shutDown) {
-                throw new AuthorityException.Closed("run authority is " + (shutDown ? "closed" : "closing") + "; no new work is accepted");
-            }
+        acquireLease(); // before revalidate: close() must not close the directory under it
+        try {
+            revalidate();
+        } catch (AuthorityException | RuntimeException | Error e) {
+            releaseLease();
+            throw e;
         }
+        return RecordCodec.fileStem(runId);
     }
 
     private void checkFence(String runId) throws AuthorityException.Uncertain {
@@ -430,7 +435,7 @@ public final class RunAuthority implements AutoCloseable {
     void acquireLease() throws AuthorityException.Closed {
         synchronized (stateLock) {
             if (closing || shutDown) {
-                throw new AuthorityException.Closed("run authority is closing; no new work is accepted");
+                throw new AuthorityException.Closed("run authority is " + (shutDown ? "closed" : "closing") + "; no new work is accepted");
             }
             leases++;
         }
@@ -476,16 +481,13 @@ public final class RunAuthority implements AutoCloseable {
      * @throws AuthorityException.Verification when present but unverifiable or foreign
      * @throws AuthorityException.Unavailable for any other read failure
      */
-    Optional<RunRecord> readRecord(String stem, String runId, boolean missingIsVerification) throws AuthorityException {
+    Optional<RunRecord> readRecord(String stem, String runId) throws AuthorityException {
         byte[] file;
         try {
             file = dir.read(stem + ".state", RecordCodec.MAX_FILE_BYTES);
         } catch (DirectoryRefusedException e) {
-            if (e.category() == DirectoryRefusedException.Category.MISSING && !missingIsVerification) {
+            if (e.category() == DirectoryRefusedException.Category.MISSING) {
                 return Optional.empty();
-            }
-            if (missingIsVerification) {
-                throw new AuthorityException.Verification();
             }
             throw new AuthorityException.Unavailable("run " + runId + ": record refused: " + e.getMessage());
         }
@@ -493,12 +495,20 @@ public final class RunAuthority implements AutoCloseable {
     }
 
     private RunRecord verifyRecord(byte[] file, String runId) throws AuthorityException.Verification {
-        RunRecord rec;
+        return requireOurs(verifyMac(file), runId);
+    }
+
+    /** The record of a file whose MAC verifies under this authority's record key. */
+    private RunRecord verifyMac(byte[] file) throws AuthorityException.Verification {
         try {
-            rec = RecordCodec.verifyFile(file, recordMac);
+            return RecordCodec.verifyFile(file, recordMac);
         } catch (RecordCodec.Unverifiable e) {
             throw new AuthorityException.Verification();
         }
+    }
+
+    /** The record, when it belongs to this scope and key generation and names {@code runId}. */
+    private RunRecord requireOurs(RunRecord rec, String runId) throws AuthorityException.Verification {
         if (!rec.scopeIdHex().equals(scopeIdHex()) || rec.keyGeneration() != keyGeneration() || !rec.runId().equals(runId)) {
             throw new AuthorityException.Verification();
         }

@@ -19,7 +19,6 @@ import spice.authority.snapshot.crypto.VerificationException;
 public final class RunImport implements AutoCloseable {
     private final RunAuthority store;
     private final String runId;
-    private final String stem;
     private StableLock lock;
     private final long sourceGeneration;
     private final Claim preparedClaim;
@@ -28,11 +27,10 @@ public final class RunImport implements AutoCloseable {
     private boolean uncertain;
     private boolean closed;
 
-    RunImport(RunAuthority store, String runId, String stem, StableLock lock, long sourceGeneration, Claim claim,
+    RunImport(RunAuthority store, String runId, StableLock lock, long sourceGeneration, Claim claim,
               AuthorityKey verifier) {
         this.store = store;
         this.runId = runId;
-        this.stem = stem;
         this.lock = lock;
         this.sourceGeneration = sourceGeneration;
         this.preparedClaim = claim;
@@ -109,7 +107,7 @@ public final class RunImport implements AutoCloseable {
             uncertain = true; // the lock stays with this import until abort or close
             throw e;
         }
-        ActiveRun active = new ActiveRun(store, runId, stem, lock, g);
+        ActiveRun active = new ActiveRun(store, runId, lock, g);
         lock = null;
         closed = true;
         verifier.close();

@@ -57,6 +57,9 @@ public class ApiResources {
     @Inject
     MeterRegistry metrics;
 
+    @Inject
+    spice.authority.app.serve.HelperConfig config;
+
     private static RunAuthority authority() {
         return ServeContext.current().authority();
     }
@@ -98,7 +101,7 @@ public class ApiResources {
         long pid;
         boolean fromCreds;
         if (caller.peerPid().isPresent()) {
-            Dto.SessionRequest req = Dto.SessionRequest.read(body);
+            Dto.SessionRequest req = Dto.SessionRequest.read(body, config.maxControlBody());
             if (req != null && req.pid() != null) {
                 Session s = sessions.openForAncestor(caller.peerPid().getAsLong(), req.pid());
                 return new Dto.SessionResponse(s.id(), s.pid());
@@ -106,7 +109,7 @@ public class ApiResources {
             pid = caller.peerPid().getAsLong();
             fromCreds = true;
         } else {
-            Dto.SessionRequest req = Dto.SessionRequest.read(body);
+            Dto.SessionRequest req = Dto.SessionRequest.read(body, config.maxControlBody());
             if (req == null || req.pid() == null || req.pid() <= 0) {
                 throw ApiException.invalidRequest("on TCP, POST /v1/sessions needs {\"pid\": N} of the calling host process");
             }
@@ -181,7 +184,7 @@ public class ApiResources {
     public Dto.RunView start(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId,
             @RequestBody(required = true, content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Dto.StartRequest.class))) byte[] body) throws AuthorityException {
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
-        Dto.StartRequest req = Dto.StartRequest.read(body);
+        Dto.StartRequest req = Dto.StartRequest.read(body, config.maxControlBody());
         if (req == null || req.runId() == null) {
             throw ApiException.invalidRequest("POST /v1/runs needs {\"run_id\": \"...\"}");
         }
@@ -277,9 +280,7 @@ public class ApiResources {
     public Dto.RunView abandon(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
             throws AuthorityException {
         sessions.require(sessionId, Caller.of(rc).peerPid());
-        if (sessions.ownerOf(runId).isPresent()) {
-            throw new AuthorityException.Busy("run " + runId + " is owned by a live session");
-        }
+        // A live owner (a session here, an import, or another process) holds the run's lock: abandon refuses busy.
         RunRecord r = counted("abandon", () -> authority().abandon(runId, Cancellation.none()));
         LOG.infof("run %s abandoned by the operator (CANCELLED at generation %s)", runId, Long.toUnsignedString(r.runGeneration()));
         return view(r);

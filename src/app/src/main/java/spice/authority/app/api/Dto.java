@@ -22,8 +22,8 @@ public final class Dto {
     public record SessionRequest(@Schema(name = "pid", description = "the host process (optional on a Unix socket: an ancestor of the caller)") Long pid) {
         static final Map<String, Json.Kind> MEMBERS = Map.of("pid", Json.Kind.INTEGER);
 
-        static SessionRequest read(byte[] body) {
-            Map<String, Object> m = Json.readObject(body, "session request", MEMBERS);
+        static SessionRequest read(byte[] body, int maxBytes) {
+            Map<String, Object> m = Json.readObject(body, maxBytes, "session request", MEMBERS);
             return m == null ? null : new SessionRequest((Long) m.get("pid"));
         }
     }
@@ -41,8 +41,8 @@ public final class Dto {
     public record StartRequest(@Schema(name = "run_id") String runId) {
         static final Map<String, Json.Kind> MEMBERS = Map.of("run_id", Json.Kind.STRING);
 
-        static StartRequest read(byte[] body) {
-            Map<String, Object> m = Json.readObject(body, "start request", MEMBERS);
+        static StartRequest read(byte[] body, int maxBytes) {
+            Map<String, Object> m = Json.readObject(body, maxBytes, "start request", MEMBERS);
             return m == null ? null : new StartRequest((String) m.get("run_id"));
         }
     }

@@ -41,16 +41,20 @@ public final class Json {
 
     /**
      * The members of a request object ({@code null} for an empty body): a map from the names in
-     * {@code members} that are present and not null to their values (String, or Long for INTEGER).
+     * {@code members} that are present and not null to their values (String, or Long for INTEGER);
+     * bodies above {@code maxBytes} are refused (413).
      *
      * @throws ApiException invalid_request naming what is wrong (never echoing the body)
      */
-    public static Map<String, Object> readObject(byte[] body, String what, Map<String, Kind> members) {
+    public static Map<String, Object> readObject(byte[] body, int maxBytes, String what, Map<String, Kind> members) {
         if (body == null || body.length == 0) {
             return null;
         }
-        if (body.length > 1 << 20) {
-            throw new ApiException(413, "invalid_request", "control body larger than 1 MiB");
+        // Content-Length was checked before the body was read (TransportGuard); this bounds a body
+        // sent without one (chunked), by the same setting.
+        if (body.length > maxBytes) {
+            throw new ApiException(413, "invalid_request", "control body larger than " + maxBytes
+                    + " bytes (spice.authority.max-control-body)");
         }
         String text;
         try {

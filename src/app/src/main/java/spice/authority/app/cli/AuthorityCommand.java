@@ -156,12 +156,13 @@ public final class AuthorityCommand implements Runnable {
             }
         }
 
+        /** Whether the identity file is present (any other refusal: RunAuthority.open reports it). */
         private static boolean hasIdentity(SecureDirectory d) {
             try {
-                d.read("identity.key", AuthorityIdentity.FILE_LENGTH);
+                java.util.Arrays.fill(d.read("identity.key", AuthorityIdentity.FILE_LENGTH), (byte) 0); // SECURITY: key bytes
                 return true;
             } catch (DirectoryRefusedException e) {
-                return false;
+                return e.category() != DirectoryRefusedException.Category.MISSING;
             }
         }
     }

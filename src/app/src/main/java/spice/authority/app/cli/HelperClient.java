@@ -2,7 +2,6 @@ package spice.authority.app.cli;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -14,16 +13,23 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import jdk.net.ExtendedSocketOptions;
+import jdk.net.UnixDomainPrincipal;
+import spice.authority.os.DirectoryRefusedException;
+import spice.authority.os.OpenMode;
+import spice.authority.os.SecureDirectories;
+import spice.authority.os.SecureDirectory;
 
 /**
  * A deliberately small HTTP/1.1 client for the helper's local API: one request per connection
@@ -252,25 +258,28 @@ public final class HelperClient {
         }
     }
 
-    /** The bearer token: the file's content without surrounding whitespace, visible ASCII only. */
+    /**
+     * The bearer token: the file's content without surrounding whitespace, visible ASCII only. The
+     * file is read through the secure directory layer, as the helper wrote it: its directory must be
+     * the user's own 0700 directory and the file a regular single-link file of the user, mode 0600,
+     * never followed through a symbolic link; another user's file in that place is refused.
+     */
     static byte[] readToken(Path file) throws IOException {
-        byte[] buf = new byte[MAX_TOKEN_BYTES + 1];
-        int len = 0;
-        try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
-            int n;
-            while (len < buf.length && (n = in.read(buf, len, buf.length - len)) > 0) {
-                len += n;
-            }
-        } catch (NoSuchFileException e) {
-            throw new NotRunningException("no token file " + file);
-        } catch (IOException e) {
-            Arrays.fill(buf, (byte) 0);
-            throw new IOException("token file " + file + ": cannot read it (" + BoundedFiles.describe(e) + ")");
+        Path abs = file.toAbsolutePath().normalize();
+        if (abs.getParent() == null || abs.getFileName() == null) {
+            throw new IOException("token file " + file + ": not a file path");
         }
-        try {
-            if (len > MAX_TOKEN_BYTES) {
-                throw new IOException("token file " + file + ": larger than " + MAX_TOKEN_BYTES + " bytes");
+        byte[] buf;
+        try (SecureDirectory dir = SecureDirectories.provider().open(abs.getParent().toString(), OpenMode.VALIDATE_ONLY)) {
+            buf = dir.read(abs.getFileName().toString(), MAX_TOKEN_BYTES);
+        } catch (DirectoryRefusedException e) {
+            if (e.category() == DirectoryRefusedException.Category.MISSING) {
+                throw new NotRunningException("no token file " + file);
             }
+            throw new IOException("token file " + file + ": refused: " + e.getMessage());
+        }
+        int len = buf.length;
+        try {
             int from = 0;
             int to = len;
             while (from < to && isSpace(buf[from])) {
@@ -306,6 +315,21 @@ public final class HelperClient {
         return endpoint instanceof Unix ? SocketChannel.open(StandardProtocolFamily.UNIX) : SocketChannel.open();
     }
 
+    /**
+     * SECURITY: the process listening on the socket must be this user's (as the helper checks its
+     * callers): a socket another user put at the endpoint path first gets nothing, not even a request.
+     */
+    private void requireOwnUser(UnixDomainPrincipal peer) throws IOException {
+        // By name when the uid has a passwd entry, else by number (the JDK then takes it as the uid);
+        // principals compare by uid.
+        com.sun.security.auth.module.UnixSystem me = new com.sun.security.auth.module.UnixSystem();
+        String self = me.getUsername() != null ? me.getUsername() : Long.toString(me.getUid());
+        UserPrincipal own = FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName(self);
+        if (!own.equals(peer.user())) {
+            throw new IOException("refused: " + endpoint.display() + " is served by another user's process (" + peer.user().getName() + ")");
+        }
+    }
+
     private SocketAddress address() {
         return switch (endpoint) {
             case Unix u -> UnixDomainSocketAddress.of(u.socket());
@@ -315,13 +339,15 @@ public final class HelperClient {
 
     private void connect(SocketChannel ch, Selector selector, SelectionKey key) throws IOException {
         try {
-            if (ch.connect(address())) {
-                return;
+            if (!ch.connect(address())) {
+                long deadline = System.nanoTime() + connectTimeoutMillis * 1_000_000L;
+                key.interestOps(SelectionKey.OP_CONNECT);
+                while (!ch.finishConnect()) {
+                    await(selector, deadline, "connecting to");
+                }
             }
-            long deadline = System.nanoTime() + connectTimeoutMillis * 1_000_000L;
-            key.interestOps(SelectionKey.OP_CONNECT);
-            while (!ch.finishConnect()) {
-                await(selector, deadline, "connecting to");
+            if (endpoint instanceof Unix) {
+                requireOwnUser(ch.getOption(ExtendedSocketOptions.SO_PEERCRED));
             }
         } catch (ConnectException e) {
             throw new NotRunningException("nothing is listening on " + endpoint.display() + " (connection refused)");

@@ -2,7 +2,6 @@ package spice.authority.app.cli;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -19,8 +18,6 @@ import picocli.CommandLine.Spec;
  * 1 with a line saying how to start one. These commands never open a listener.
  */
 abstract class HelperCommand implements Callable<Integer> {
-    static final String SOCKET_NAME = EndpointDefaults.SOCKET_NAME;
-    static final String TOKEN_NAME = EndpointDefaults.TOKEN_NAME;
 
     @Spec
     CommandSpec spec;
@@ -137,11 +134,11 @@ abstract class HelperCommand implements Callable<Integer> {
             return new HelperClient.Unix(Path.of(socket));
         }
         if (listen != null) {
-            HostPort hp = HostPort.parse(listen);
-            Path token = tokenFile != null ? Path.of(tokenFile) : Path.of(defaultEndpointDir(), TOKEN_NAME);
+            LoopbackEndpoint hp = loopback(listen);
+            Path token = tokenFile != null ? Path.of(tokenFile) : Path.of(defaultEndpointDir(), EndpointDefaults.TOKEN_NAME);
             return new HelperClient.Tcp(hp.address(), hp.port(), token);
         }
-        return new HelperClient.Unix(Path.of(defaultEndpointDir(), SOCKET_NAME));
+        return new HelperClient.Unix(Path.of(defaultEndpointDir(), EndpointDefaults.SOCKET_NAME));
     }
 
     /** The rule of 'serve': $XDG_RUNTIME_DIR/spice-agent when set (absolute), else /tmp/spice-agent-UID. */
@@ -167,14 +164,12 @@ abstract class HelperCommand implements Callable<Integer> {
         }
     }
 
-    record HostPort(InetAddress address, int port) {
-        static HostPort parse(String s) throws Usage {
-            try {
-                LoopbackEndpoint e = LoopbackEndpoint.parse(s, 1);
-                return new HostPort(e.address(), e.port());
-            } catch (IllegalArgumentException e) {
-                throw new Usage(e.getMessage());
-            }
+    /** {@code --listen}, as a usage error when it is not a loopback literal with a port (1..65535). */
+    private static LoopbackEndpoint loopback(String s) throws Usage {
+        try {
+            return LoopbackEndpoint.parse(s, 1);
+        } catch (IllegalArgumentException e) {
+            throw new Usage(e.getMessage());
         }
     }
 

@@ -1,6 +1,5 @@
 package spice.authority.app.cli;
 
-import picocli.CommandLine;
 
 /**
  * Plain entry point for every command except {@code serve}: runs picocli directly, without

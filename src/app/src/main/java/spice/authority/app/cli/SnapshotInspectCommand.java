@@ -1,27 +1,14 @@
 package spice.authority.app.cli;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.util.EnumMap;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import spice.authority.snapshot.crypto.HmacSha256;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.envelope.EnvelopeRejectedException;
-import spice.authority.snapshot.envelope.Envelopes;
-import spice.authority.snapshot.json.GoText;
-import spice.authority.snapshot.payload.Message;
-import spice.authority.snapshot.payload.Part;
-import spice.authority.snapshot.payload.PayloadRejectedException;
-import spice.authority.snapshot.payload.Role;
 import spice.authority.snapshot.payload.Snapshot;
 
 @Command(name = "inspect",

@@ -22,19 +22,36 @@ public interface CommandRunner {
         return argv -> {
             ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(false)
                     .redirectError(ProcessBuilder.Redirect.DISCARD).redirectInput(ProcessBuilder.Redirect.from(nullFile()));
+            Process p = null;
             try {
-                Process p = pb.start();
-                byte[] out = p.getInputStream().readAllBytes();
+                p = pb.start();
+                // Standard output is read on its own thread, so a child that hangs with it open
+                // still times out (and is killed below, which ends the read).
+                java.io.InputStream stdout = p.getInputStream();
+                java.util.concurrent.CompletableFuture<byte[]> out = new java.util.concurrent.CompletableFuture<>();
+                Thread.ofVirtual().start(() -> {
+                    try {
+                        out.complete(stdout.readAllBytes());
+                    } catch (IOException e) {
+                        out.complete(new byte[0]);
+                    }
+                });
                 if (!p.waitFor(60, TimeUnit.SECONDS)) {
-                    p.destroyForcibly();
                     return new Result(124, "");
                 }
-                return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8).strip());
+                byte[] bytes = out.get(10, TimeUnit.SECONDS);
+                return new Result(p.exitValue(), new String(bytes, StandardCharsets.UTF_8).strip());
             } catch (IOException e) {
                 return new Result(127, "");
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                return new Result(124, "");
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return new Result(130, "");
+            } finally {
+                if (p != null) {
+                    p.destroyForcibly();
+                }
             }
         };
     }

@@ -1,7 +1,6 @@
 package spice.authority.app.install;
 
 import java.io.IOException;
-import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -9,7 +8,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import spice.authority.app.cli.Cli;
 
 @Command(name = "install",
         mixinStandardHelpOptions = true,
@@ -61,24 +59,7 @@ public final class InstallCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        if (!user) {
-            err.println("spice-authority: only per-user installs exist: use 'install --user'");
-            return Cli.USAGE;
-        }
-        try {
-            Installer installer = new Installer(environment != null ? environment : Environment.current(), out);
-            int code = installer.install(Optional.ofNullable(from), dryRun);
-            out.flush();
-            return code;
-        } catch (InstallRefusedException e) {
-            out.flush();
-            err.println("spice-authority: refused: " + e.getMessage());
-            return Cli.REFUSED;
-        } catch (IllegalArgumentException e) {
-            err.println("spice-authority: refused: " + e.getMessage());
-            return Cli.REFUSED;
-        }
+        return Installer.runCommand("install", user, environment, spec.commandLine().getOut(), spec.commandLine().getErr(),
+                installer -> installer.install(Optional.ofNullable(from), dryRun));
     }
 }

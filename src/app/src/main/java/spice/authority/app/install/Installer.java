@@ -21,6 +21,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import spice.authority.app.cli.Cli;
 import spice.authority.app.install.PlatformLayout.Step;
 
 /**
@@ -48,6 +49,32 @@ final class Installer {
 
     PlatformLayout layout() {
         return layout;
+    }
+
+    /** What one command does with the installer. */
+    interface Action {
+        int run(Installer installer) throws InstallRefusedException, IOException;
+    }
+
+    /**
+     * The frame of {@code install} and {@code uninstall}: {@code --user} is required (usage error
+     * otherwise), a refusal is one line on standard error and exit 1, everything else is the action's.
+     */
+    static int runCommand(String verb, boolean user, Environment environment, PrintWriter out, PrintWriter err,
+                          Action action) throws IOException {
+        if (!user) {
+            err.println("spice-authority: only per-user installs exist: use '" + verb + " --user'");
+            return Cli.USAGE;
+        }
+        try {
+            int code = action.run(new Installer(environment != null ? environment : Environment.current(), out));
+            out.flush();
+            return code;
+        } catch (InstallRefusedException | IllegalArgumentException e) {
+            out.flush();
+            err.println("spice-authority: refused: " + e.getMessage());
+            return Cli.REFUSED;
+        }
     }
 
     private Path manifestFile() {

@@ -1,13 +1,11 @@
 package spice.authority.app.install;
 
 import java.io.IOException;
-import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import spice.authority.app.cli.Cli;
 
 @Command(name = "uninstall",
         mixinStandardHelpOptions = true,
@@ -49,23 +47,7 @@ public final class UninstallCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        if (!user) {
-            err.println("spice-authority: only per-user installs exist: use 'uninstall --user'");
-            return Cli.USAGE;
-        }
-        try {
-            int code = new Installer(environment != null ? environment : Environment.current(), out).uninstall(dryRun);
-            out.flush();
-            return code;
-        } catch (InstallRefusedException e) {
-            out.flush();
-            err.println("spice-authority: refused: " + e.getMessage());
-            return Cli.REFUSED;
-        } catch (IllegalArgumentException e) {
-            err.println("spice-authority: refused: " + e.getMessage());
-            return Cli.REFUSED;
-        }
+        return Installer.runCommand("uninstall", user, environment, spec.commandLine().getOut(), spec.commandLine().getErr(),
+                installer -> installer.uninstall(dryRun));
     }
 }

@@ -36,12 +36,6 @@ public class RequestGate {
         }
     }
 
-    public boolean isClosed() {
-        synchronized (lock) {
-            return closed;
-        }
-    }
-
     public int inFlight() {
         synchronized (lock) {
             return inFlight;

@@ -59,16 +59,25 @@ public final class ServeApplication implements QuarkusApplication {
         } catch (AuthorityException.Busy e) {
             LOG.warnf("shutdown: %s", e.getMessage());
         }
-        cleanUp();
+        // The endpoint files and locks are released by cleanUp() from the exit handler, once
+        // Quarkus has closed the listener: released here, a new helper could bind the same path
+        // while this one still answers on it.
         LOG.infof("authority %s", ctx.authority().state().equals("closed") ? "closed; key zeroed" : "still " + ctx.authority().state());
     }
 
-    /** Removes the endpoint files and releases the endpoint and instance locks. Idempotent. */
+    private static boolean cleanedUp;
+
+    /**
+     * Removes the endpoint files and releases the endpoint and instance locks; once, after the
+     * listener is closed (the exit handler of {@code Quarkus.run}). Later calls do nothing: the
+     * locks are gone by then, so removing the socket again could remove a newer helper's.
+     */
     static synchronized void cleanUp() {
         ServeContext ctx = ServeContext.current();
-        if (ctx == null) {
+        if (ctx == null || cleanedUp) {
             return;
         }
+        cleanedUp = true;
         try {
             switch (ctx.endpoint()) {
                 case ServeContext.Endpoint.Unix u -> ServeCommand.removeStaleSocket(Path.of(u.socketPath()));

@@ -52,8 +52,6 @@ public final class ServeCommand implements Callable<Integer> {
     public static final String INSTANCE_LOCK = "helper.lock";
     /** Name of the endpoint lock in the endpoint directory. */
     public static final String ENDPOINT_LOCK = "endpoint.lock";
-    public static final String SOCKET_NAME = spice.authority.app.cli.EndpointDefaults.SOCKET_NAME;
-    public static final String TOKEN_NAME = spice.authority.app.cli.EndpointDefaults.TOKEN_NAME;
 
     @Spec
     CommandSpec spec;
@@ -209,8 +207,8 @@ public final class ServeCommand implements Callable<Integer> {
             ServeContext.Endpoint endpoint;
             byte[] token = null;
             if (listen != null) {
-                HostPort hp = HostPort.parse(listen);
-                String tf = tokenFile != null ? tokenFile : defaultEndpointDir(euid) + "/" + TOKEN_NAME;
+                spice.authority.app.cli.LoopbackEndpoint hp = loopback(listen);
+                String tf = tokenFile != null ? tokenFile : defaultEndpointDir(euid) + "/" + spice.authority.app.cli.EndpointDefaults.TOKEN_NAME;
                 Path tokenPath = Path.of(tf);
                 endpointDir = open(provider, parentOf(tf));
                 requireApart(dir, endpointDir, tf);
@@ -230,7 +228,7 @@ public final class ServeCommand implements Callable<Integer> {
                 token = tokenHex;
                 endpoint = new ServeContext.Endpoint.Tcp(hp.host(), hp.port(), tf);
             } else {
-                String sock = socket != null ? socket : defaultEndpointDir(euid) + "/" + SOCKET_NAME;
+                String sock = socket != null ? socket : defaultEndpointDir(euid) + "/" + spice.authority.app.cli.EndpointDefaults.SOCKET_NAME;
                 if (!sock.startsWith("/")) {
                     throw new Refusal(sock + ": NAME (the socket path must be absolute)");
                 }
@@ -334,14 +332,12 @@ public final class ServeCommand implements Callable<Integer> {
         return spice.authority.app.cli.EndpointDefaults.directory(System.getenv("XDG_RUNTIME_DIR"), uid);
     }
 
-    record HostPort(String host, int port) {
-        static HostPort parse(String s) throws Refusal {
-            try {
-                spice.authority.app.cli.LoopbackEndpoint e = spice.authority.app.cli.LoopbackEndpoint.parse(s, 0);
-                return new HostPort(e.host(), e.port());
-            } catch (IllegalArgumentException e) {
-                throw new Refusal(e.getMessage());
-            }
+    /** {@code --listen}, as a refusal when it is not a loopback literal with a port (0: any free one). */
+    private static spice.authority.app.cli.LoopbackEndpoint loopback(String s) throws Refusal {
+        try {
+            return spice.authority.app.cli.LoopbackEndpoint.parse(s, 0);
+        } catch (IllegalArgumentException e) {
+            throw new Refusal(e.getMessage());
         }
     }
 

@@ -118,6 +118,8 @@ public class SessionRegistry {
             throw ApiException.unauthorized("process " + pid + " is not a live process of this user");
         }
         Session s = new Session(newId(), pid, start.getAsLong(), fromPeerCredentials);
+        // RACE: the size check above and this put are not atomic: concurrent opens may exceed
+        // max-sessions by the number of racing requests; the limit bounds memory, not security.
         sessions.put(s.id(), s);
         try {
             s.watch = pw.watch(pid, start.getAsLong(), () -> close(s, "host process " + pid + " exited"));
@@ -125,7 +127,10 @@ public class SessionRegistry {
             sessions.remove(s.id());
             throw new ApiException(503, "unavailable", "cannot watch process " + pid + ": " + e.getMessage());
         }
+        // RACE: the watch may fire (on the watcher's thread) before s.watch is assigned; close(s)
+        // then found no watch to close, so close it here.
         if (s.isClosed()) {
+            s.watch.close();
             throw ApiException.invalidRequest("process " + pid + " exited while its session was opened");
         }
         LOG.infof("session opened for pid %d (%s)", pid, fromPeerCredentials ? "peer credentials" : "declared, verified");
@@ -151,6 +156,12 @@ public class SessionRegistry {
         if (callerPid.isPresent() && s.pidFromPeerCredentials() && callerPid.getAsLong() != s.pid()
                 && !isAncestor(processes(), s.pid(), callerPid.getAsLong())) {
             throw ApiException.unauthorized("the session belongs to another process");
+        }
+        // SECURITY: the exit watcher closes the session asynchronously; until it has, a reused pid
+        // must not inherit the session: the host must still be the process that opened it.
+        if (!processes().isAlive(s.pid(), s.startTime())) {
+            close(s, "host process " + s.pid() + " exited");
+            throw ApiException.unauthorized("unknown or closed session");
         }
         return s;
     }

@@ -19,12 +19,12 @@ class JsonTest {
 
     @Test
     void readsTheNamedMembers_nullAsAbsent_emptyBodyAsNoRequest() {
-        assertThat(Dto.StartRequest.read(b("{\"run_id\": \"run-1\"}"))).isEqualTo(new Dto.StartRequest("run-1"));
-        assertThat(Dto.SessionRequest.read(b(" {\"pid\":4242} "))).isEqualTo(new Dto.SessionRequest(4242L));
-        assertThat(Dto.SessionRequest.read(b("{\"pid\":null}"))).isEqualTo(new Dto.SessionRequest(null));
-        assertThat(Dto.SessionRequest.read(b("{}"))).isEqualTo(new Dto.SessionRequest(null));
-        assertThat(Dto.SessionRequest.read(new byte[0])).isNull();
-        assertThat(Dto.SessionRequest.read(null)).isNull();
+        assertThat(Dto.StartRequest.read(b("{\"run_id\": \"run-1\"}"), 65536)).isEqualTo(new Dto.StartRequest("run-1"));
+        assertThat(Dto.SessionRequest.read(b(" {\"pid\":4242} "), 65536)).isEqualTo(new Dto.SessionRequest(4242L));
+        assertThat(Dto.SessionRequest.read(b("{\"pid\":null}"), 65536)).isEqualTo(new Dto.SessionRequest(null));
+        assertThat(Dto.SessionRequest.read(b("{}"), 65536)).isEqualTo(new Dto.SessionRequest(null));
+        assertThat(Dto.SessionRequest.read(new byte[0], 65536)).isNull();
+        assertThat(Dto.SessionRequest.read(null, 65536)).isNull();
     }
 
     @Test
@@ -38,14 +38,14 @@ class JsonTest {
         cases.put("{\"run_id\":\"a\"", "malformed JSON body");
         cases.put("\"run_id\"", "expected a start request object");
         for (Map.Entry<String, String> c : cases.entrySet()) {
-            assertThatThrownBy(() -> Dto.StartRequest.read(b(c.getKey())))
+            assertThatThrownBy(() -> Dto.StartRequest.read(b(c.getKey()), 65536))
                     .as(c.getKey())
                     .isInstanceOfSatisfying(ApiException.class, e -> {
                         assertThat(e.getMessage()).contains(c.getValue()).doesNotContain("secret-looking");
                     });
         }
         for (String pid : List.of("\"42\"", "4.2", "1e3", "99999999999999999999", "true")) {
-            assertThatThrownBy(() -> Dto.SessionRequest.read(b("{\"pid\":" + pid + "}")))
+            assertThatThrownBy(() -> Dto.SessionRequest.read(b("{\"pid\":" + pid + "}"), 65536))
                     .as(pid).isInstanceOf(ApiException.class).hasMessageContaining("session request.pid must be an integer");
         }
     }
@@ -91,7 +91,7 @@ class JsonTest {
             "{\"run_id\":\"a\"}".getBytes(StandardCharsets.UTF_16LE),
         };
         for (byte[] body : bodies) {
-            assertThatThrownBy(() -> Dto.StartRequest.read(body)).isInstanceOf(ApiException.class)
+            assertThatThrownBy(() -> Dto.StartRequest.read(body, 65536)).isInstanceOf(ApiException.class)
                     .hasMessageStartingWith("malformed JSON body");
         }
     }
@@ -108,5 +108,11 @@ class JsonTest {
         Json.write(new Dto.SessionResponse("s", 1), out);
         assertThat(closed[0]).isFalse();
         assertThat(out.size()).isPositive();
+    }
+
+    @Test
+    void refusesABodyAboveTheControlLimit() {
+        assertThatThrownBy(() -> Dto.StartRequest.read(b("{\"run_id\":\"" + "a".repeat(100) + "\"}"), 64))
+                .isInstanceOf(ApiException.class).hasMessageContaining("larger than 64 bytes");
     }
 }

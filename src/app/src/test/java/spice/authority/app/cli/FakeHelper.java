@@ -187,4 +187,10 @@ final class FakeHelper implements AutoCloseable {
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
     }
+
+    /** A token file as the helper writes it: mode 0600 (its directory is a 0700 temporary one). */
+    static void writeToken(java.nio.file.Path file, String content) throws java.io.IOException {
+        java.nio.file.Files.writeString(file, content);
+        java.nio.file.Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    }
 }

@@ -103,7 +103,7 @@ class HelperClientTest {
     @Test
     void tcp_sendsTheBearerTokenFromTheTokenFile(@TempDir Path tmp) throws Exception {
         Path tokenFile = tmp.resolve("token");
-        Files.writeString(tokenFile, TOKEN + "\n");
+        FakeHelper.writeToken(tokenFile, TOKEN + "\n");
         try (FakeHelper h = FakeHelper.tcp(r -> FakeHelper.json(200, "[]"))) {
             HelperClient c = new HelperClient(new HelperClient.Tcp(InetAddress.getLoopbackAddress(), h.port(), tokenFile));
             assertThat(c.get("/v1/runs").status()).isEqualTo(200);
@@ -119,7 +119,7 @@ class HelperClientTest {
         assertThatThrownBy(() -> missing.get("/v1/runs")).isInstanceOf(HelperClient.NotRunningException.class)
                 .hasMessageContaining("no token file");
         Path bad = tmp.resolve("bad");
-        Files.writeString(bad, "secret-part\r\nInjected: yes");
+        FakeHelper.writeToken(bad, "secret-part\r\nInjected: yes");
         HelperClient c = new HelperClient(new HelperClient.Tcp(InetAddress.getLoopbackAddress(), 1, bad));
         assertThatThrownBy(() -> c.get("/v1/runs")).hasMessageContaining("not a token")
                 .hasMessageNotContaining("secret").hasMessageNotContaining("Injected");
@@ -142,7 +142,7 @@ class HelperClientTest {
             port = ((InetSocketAddress) s.getLocalAddress()).getPort();
         }
         Path tokenFile = tmp.resolve("token");
-        Files.writeString(tokenFile, TOKEN);
+        FakeHelper.writeToken(tokenFile, TOKEN);
         HelperClient c = new HelperClient(new HelperClient.Tcp(InetAddress.getLoopbackAddress(), port, tokenFile));
         assertThatThrownBy(() -> c.get("/v1/authority")).isInstanceOf(HelperClient.NotRunningException.class)
                 .hasMessageNotContaining(TOKEN);
@@ -203,5 +203,72 @@ class HelperClientTest {
     void segment_percentEncodesEverythingButUnreserved() {
         assertThat(HelperClient.segment("run-1_a.b~c")).isEqualTo("run-1_a.b~c");
         assertThat(HelperClient.segment("a/b c?d%é")).isEqualTo("a%2Fb%20c%3Fd%25%C3%A9");
+    }
+
+    @Test
+    void tokenFile_readableByOthers_orALink_isRefusedWithoutReadingIt(@TempDir Path tmp) throws Exception {
+        Path loose = tmp.resolve("token");
+        FakeHelper.writeToken(loose, TOKEN);
+        Files.setPosixFilePermissions(loose, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        HelperClient c = new HelperClient(new HelperClient.Tcp(InetAddress.getLoopbackAddress(), 1, loose));
+        assertThatThrownBy(() -> c.get("/v1/runs")).hasMessageContaining("refused").hasMessageNotContaining(TOKEN);
+
+        Path real = tmp.resolve("real");
+        FakeHelper.writeToken(real, TOKEN);
+        Path link = tmp.resolve("link");
+        Files.createSymbolicLink(link, real);
+        HelperClient viaLink = new HelperClient(new HelperClient.Tcp(InetAddress.getLoopbackAddress(), 1, link));
+        assertThatThrownBy(() -> viaLink.get("/v1/runs")).hasMessageContaining("refused").hasMessageNotContaining(TOKEN);
+    }
+
+    @Test
+    void unixSocketServedByAnotherUser_isRefusedBeforeAnyRequestIsSent(@TempDir Path tmp) throws Exception {
+        if (!Files.isExecutable(Path.of("/usr/bin/setpriv")) || !"root".equals(System.getProperty("user.name"))) {
+            System.out.println("skipped: needs root and setpriv to act as another uid");
+            return;
+        }
+        // Another user's process listening at the endpoint path (it got there first).
+        Files.setPosixFilePermissions(tmp, java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
+        Path dir = Files.createDirectory(tmp.resolve("other"));
+        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path program = dir.resolve("Listener.java");
+        Files.writeString(program, """
+                import java.net.*; import java.nio.*; import java.nio.channels.*;
+                public class Listener {
+                    public static void main(String[] a) throws Exception {
+                        ServerSocketChannel s = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+                        s.bind(UnixDomainSocketAddress.of(a[0]));
+                        System.out.println("ready"); System.out.flush();
+                        try (SocketChannel c = s.accept()) {
+                            ByteBuffer b = ByteBuffer.allocate(65536); long n = 0; int r;
+                            while ((r = c.read(b)) > 0) { n += r; b.clear(); }
+                            System.out.println("received " + n);
+                        }
+                    }
+                }
+                """);
+        Path sockDir = Files.createDirectory(dir.resolve("ep"));
+        Files.setOwner(sockDir, sockDir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("4711"));
+        Path socket = sockDir.resolve("authority.sock");
+        Process p = new ProcessBuilder("/usr/bin/setpriv", "--reuid=4711", "--regid=4711", "--clear-groups",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), program.toString(), socket.toString())
+                .redirectError(tmp.resolve("listener.err").toFile()).start();
+        try {
+            java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+            assertThat(out.readLine()).as(() -> readQuietly(tmp.resolve("listener.err"))).isEqualTo("ready");
+            assertThatThrownBy(() -> unix(socket).get("/v1/authority")).hasMessageContaining("another user's process");
+            assertThat(out.readLine()).isEqualTo("received 0");
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
+    private static String readQuietly(Path p) {
+        try {
+            return Files.readString(p);
+        } catch (java.io.IOException e) {
+            return "";
+        }
     }
 }

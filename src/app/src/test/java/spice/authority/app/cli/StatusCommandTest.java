@@ -99,7 +99,7 @@ class StatusCommandTest {
     @Test
     void status_overTcp_sendsTheBearerToken_andAWrongTokenIsRefused(@TempDir Path tmp) throws Exception {
         Path tokenFile = tmp.resolve("token");
-        Files.writeString(tokenFile, TOKEN);
+        FakeHelper.writeToken(tokenFile, TOKEN);
         try (FakeHelper h = FakeHelper.tcp(r -> ("Bearer " + TOKEN).equals(r.header("Authorization"))
                 ? FakeHelper.json(200, AUTHORITY)
                 : FakeHelper.problem(401, "unauthorized", "missing or wrong bearer token (see the token file)"))) {
@@ -112,7 +112,7 @@ class StatusCommandTest {
             assertThat(req.header("Host")).isEqualTo("localhost");
             assertThat(req.header("Connection")).isEqualTo("close");
 
-            Files.writeString(tokenFile, "0000");
+            FakeHelper.writeToken(tokenFile, "0000");
             CliRun bad = CliRun.of("status", "--listen", listen, "--token-file", tokenFile.toString());
             assertThat(bad.exitCode()).isEqualTo(Cli.REFUSED);
             assertThat(bad.err()).isEqualTo("spice-authority: unauthorized: missing or wrong bearer token (see the token file)\n");
@@ -122,7 +122,7 @@ class StatusCommandTest {
     @Test
     void status_tcpNoHelper_saysHowToStartItAndNeverPrintsTheToken(@TempDir Path tmp) throws Exception {
         Path tokenFile = tmp.resolve("token");
-        Files.writeString(tokenFile, TOKEN);
+        FakeHelper.writeToken(tokenFile, TOKEN);
         int port;
         try (var s = java.nio.channels.ServerSocketChannel.open()) {
             s.bind(new java.net.InetSocketAddress("127.0.0.1", 0));

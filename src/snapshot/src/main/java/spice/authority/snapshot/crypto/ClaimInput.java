@@ -61,10 +61,6 @@ public final class ClaimInput {
         return sha256.clone();
     }
 
-    byte[] sha256Unsafe() {
-        return sha256;
-    }
-
     /**
      * The canonical MAC input of c.1 for a claim of {@code scopeId} at key {@code generation}:
      * eight LP components, 205 + len(run ID) bytes.

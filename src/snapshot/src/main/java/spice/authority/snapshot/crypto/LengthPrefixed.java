@@ -57,10 +57,4 @@ public final class LengthPrefixed {
     public byte[] toByteArray() {
         return java.util.Arrays.copyOf(buf, len);
     }
-
-    /** Zeroes the buffer (for inputs that contain key material). */
-    public void wipe() {
-        java.util.Arrays.fill(buf, (byte) 0);
-        len = 0;
-    }
 }

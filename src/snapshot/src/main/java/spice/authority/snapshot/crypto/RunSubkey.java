@@ -1,6 +1,5 @@
 package spice.authority.snapshot.crypto;
 
-import java.util.Arrays;
 
 /**
  * The per-run HMAC subkey of the OS-backed authority (wire-format.md c.2):
@@ -41,9 +40,5 @@ public final class RunSubkey {
         try (SecretKeyBytes sub = derive(master, scopeId, runId, runGeneration)) {
             return new AuthorityKey(scopeId, keyGeneration, sub);
         }
-    }
-
-    static void wipe(byte[] b) {
-        Arrays.fill(b, (byte) 0);
     }
 }

@@ -64,16 +64,6 @@ public final class SecretKeyBytes implements AutoCloseable {
         return MessageDigest.isEqual(key, other.unsafeBytes());
     }
 
-    /** True when every byte is zero (an invalid key). Constant time. */
-    public boolean isAllZero() {
-        checkLive();
-        int acc = 0;
-        for (byte b : key) {
-            acc |= b;
-        }
-        return acc == 0;
-    }
-
     private void checkLive() {
         if (destroyed) {
             throw new IllegalStateException("secret key destroyed");
