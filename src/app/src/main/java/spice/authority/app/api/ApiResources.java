@@ -1,6 +1,5 @@
 package spice.authority.app.api;
 
-import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;
@@ -55,7 +54,7 @@ public class ApiResources {
     SessionRegistry sessions;
 
     @Inject
-    MeterRegistry metrics;
+    Metrics metrics;
 
     @Inject
     spice.authority.app.serve.HelperConfig config;
@@ -65,7 +64,7 @@ public class ApiResources {
     }
 
     private void transition(String kind, String result) {
-        metrics.counter("spice_authority_transitions_total", "kind", kind, "result", result).increment();
+        metrics.transition(kind, result);
     }
 
     private <T> T counted(String kind, AuthorityCall<T> call) throws AuthorityException {

@@ -109,6 +109,52 @@ public final class Json {
         return values;
     }
 
+    /**
+     * The names of the members of the object that is member {@code member} of the top-level object
+     * of {@code json} (for example the {@code paths} of an OpenAPI document), in document order.
+     *
+     * @throws IllegalArgumentException if {@code json} is not such a document
+     */
+    public static List<String> memberNames(byte[] json, String member) {
+        try (JsonParser p = FACTORY.createParser(json)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                throw new IllegalArgumentException("not a JSON object");
+            }
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken value = p.nextToken();
+                if (!name.equals(member)) {
+                    p.skipChildren();
+                    continue;
+                }
+                if (value != JsonToken.START_OBJECT) {
+                    throw new IllegalArgumentException("member " + member + " is not an object");
+                }
+                List<String> names = new java.util.ArrayList<>();
+                while (p.nextToken() == JsonToken.FIELD_NAME) {
+                    names.add(p.currentName());
+                    p.nextToken();
+                    p.skipChildren();
+                }
+                return List.copyOf(names);
+            }
+            throw new IllegalArgumentException("no member " + member);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("malformed JSON document", e);
+        }
+    }
+
+    /** Writes a body compact, UTF-8, into a new array. */
+    public static byte[] bytes(Object value) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(128);
+        try {
+            write(value, out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toByteArray();
+    }
+
     /** A response body that writes itself. */
     public interface Body {
         void write(JsonGenerator g) throws IOException;

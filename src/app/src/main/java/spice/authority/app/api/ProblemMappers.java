@@ -1,6 +1,5 @@
 package spice.authority.app.api;
 
-import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
@@ -13,10 +12,10 @@ public class ProblemMappers {
     private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
 
     @Inject
-    MeterRegistry metrics;
+    Metrics metrics;
 
     private Response problem(int status, String code, String detail, String rule) {
-        metrics.counter("spice_authority_refusals_total", "code", code).increment();
+        metrics.refusal(code);
         return Response.status(status).type(Problems.MEDIA_TYPE).entity(Problems.body(status, code, detail, rule)).build();
     }
 

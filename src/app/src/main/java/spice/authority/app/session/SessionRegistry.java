@@ -1,6 +1,5 @@
 package spice.authority.app.session;
 
-import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.security.SecureRandom;
@@ -12,6 +11,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.logging.Logger;
 import spice.authority.app.api.ApiException;
+import spice.authority.app.api.Metrics;
 import spice.authority.app.serve.ServeContext;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.AuthorityException;
@@ -36,7 +36,7 @@ public class SessionRegistry {
     private final Map<String, Session> runOwners = new ConcurrentHashMap<>();
 
     @Inject
-    MeterRegistry metrics;
+    Metrics metrics;
 
     @Inject
     spice.authority.app.serve.HelperConfig config;
@@ -134,7 +134,7 @@ public class SessionRegistry {
             throw ApiException.invalidRequest("process " + pid + " exited while its session was opened");
         }
         LOG.infof("session opened for pid %d (%s)", pid, fromPeerCredentials ? "peer credentials" : "declared, verified");
-        metrics.counter("spice_authority_sessions_opened_total").increment();
+        metrics.sessionOpened();
         return s;
     }
 
@@ -278,7 +278,7 @@ public class SessionRegistry {
             }
         }
         LOG.infof("session for pid %d closed: %s", s.pid(), reason);
-        metrics.counter("spice_authority_sessions_closed_total").increment();
+        metrics.sessionClosed();
     }
 
     public void closeAll(String reason) {

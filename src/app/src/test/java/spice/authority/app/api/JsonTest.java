@@ -115,4 +115,18 @@ class JsonTest {
         assertThatThrownBy(() -> Dto.StartRequest.read(b("{\"run_id\":\"" + "a".repeat(100) + "\"}"), 64))
                 .isInstanceOf(ApiException.class).hasMessageContaining("larger than 64 bytes");
     }
+
+    @Test
+    void memberNames_ofANestedObject_inDocumentOrder() {
+        assertThat(Json.memberNames(b("{\"a\":[1,{\"x\":2}],\"paths\":{\"/b\":{\"get\":{}},\"/a\":1},\"z\":0}"), "paths"))
+                .containsExactly("/b", "/a");
+        assertThatThrownBy(() -> Json.memberNames(b("[]"), "paths")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("not a JSON object");
+        assertThatThrownBy(() -> Json.memberNames(b("{\"paths\":[]}"), "paths")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("member paths is not an object");
+        assertThatThrownBy(() -> Json.memberNames(b("{\"other\":{}}"), "paths")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("no member paths");
+        assertThatThrownBy(() -> Json.memberNames(b("{\"paths\":{"), "paths")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("malformed JSON document");
+    }
 }

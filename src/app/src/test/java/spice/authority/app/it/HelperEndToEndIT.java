@@ -203,8 +203,9 @@ class HelperEndToEndIT {
     @Test
     void healthMetricsOpenapi_andSigtermDrainsRemovesSocketExits0() throws Exception {
         UnixHttp http = helper.http();
-        assertThat(http.get("/q/health/live").text()).contains("\"status\": \"UP\"");
-        assertThat(http.get("/q/health/ready").text()).contains("\"state\": \"open\"");
+        assertThat(http.get("/q/health/live").text()).isEqualTo("{\"status\":\"UP\",\"checks\":[]}");
+        assertThat(http.get("/q/health/ready").text()).isEqualTo("{\"status\":\"UP\",\"checks\":[{\"name\":\"authority\","
+                + "\"status\":\"UP\",\"data\":{\"state\":\"open\"}}]}");
         String openapi = http.get("/q/openapi").text();
         for (String path : List.of("/v1/sessions", "/v1/runs", "/v1/runs/{run_id}/snapshots", "/v1/imports",
                 "/v1/imports/{import}/consume", "/v1/runs/{run_id}/abandon", "/v1/snapshots/inspect")) {
@@ -220,7 +221,9 @@ class HelperEndToEndIT {
         }
         String metrics = http.get("/q/metrics").text();
         assertThat(metrics).contains("spice_authority_transitions_total").contains("kind=\"start\"")
-                .contains("http_server_requests_seconds");
+                .contains("# TYPE http_server_requests_seconds summary")
+                .contains("http_server_requests_seconds_count{method=\"POST\",outcome=\"SUCCESS\",status=\"200\",uri=\"/v1/runs\"} 1")
+                .contains("spice_authority_sessions_opened_total 1");
         assertThat(metrics).doesNotContainPattern("[0-9a-f]{64}");
         try (var entries = Files.list(root.resolve("java-tmp"))) {
             assertThat(entries.map(p -> p.getFileName().toString()).toList()).doesNotContain("vertx-cache");

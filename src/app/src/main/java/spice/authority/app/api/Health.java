@@ -1,0 +1,67 @@
+package spice.authority.app.api;
+
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import spice.authority.app.serve.ServeContext;
+
+/**
+ * Health in MicroProfile Health's JSON form, at Quarkus's paths:
+ *
+ * <ul>
+ *   <li>{@code GET /q/health/live}: the helper answers (always UP while it serves);
+ *   <li>{@code GET /q/health/ready}: UP while the authority is open; DOWN (503) while it is closing,
+ *       closed or unavailable, with the state in the check's data;
+ *   <li>{@code GET /q/health/started}: UP once the helper serves;
+ *   <li>{@code GET /q/health}: all of them.
+ * </ul>
+ *
+ * <p>A body is {@code {"status":"UP","checks":[{"name":"authority","status":"UP","data":{"state":"open"}}]}}
+ * (the readiness check; liveness has no checks). Like every route, these pass {@link TransportGuard}.
+ *
+ * <p>Written here rather than with SmallRye Health (ARCHITECTURE.md's stack), which with its JSON-P
+ * implementation loads ~100 classes on every start for one check (README, "Start-up, measured here").
+ */
+@ApplicationScoped
+public class Health {
+    static final String CONTENT_TYPE = "application/json; charset=UTF-8";
+
+    void registerRoutes(@Observes Router router) {
+        router.get("/q/health/live").handler(rc -> answer(rc, List.of()));
+        router.get("/q/health/started").handler(rc -> answer(rc, List.of()));
+        router.get("/q/health/ready").handler(rc -> answer(rc, List.of(authority())));
+        router.get("/q/health").handler(rc -> answer(rc, List.of(authority())));
+    }
+
+    /** The readiness check: the authority's state ({@code open}, {@code closing}, ...). */
+    static Map<String, Object> authority() {
+        ServeContext ctx = ServeContext.current();
+        String state = ctx == null ? "unavailable" : ctx.authority().state();
+        Map<String, Object> check = new LinkedHashMap<>();
+        check.put("name", "authority");
+        check.put("status", "open".equals(state) ? "UP" : "DOWN");
+        check.put("data", Map.of("state", state));
+        return check;
+    }
+
+    /** The overall answer: UP (200) when every check is UP, else DOWN (503). */
+    static Map<String, Object> body(List<Map<String, Object>> checks) {
+        boolean up = checks.stream().allMatch(c -> "UP".equals(c.get("status")));
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("status", up ? "UP" : "DOWN");
+        body.put("checks", checks);
+        return body;
+    }
+
+    private static void answer(RoutingContext rc, List<Map<String, Object>> checks) {
+        Map<String, Object> body = body(checks);
+        rc.response().setStatusCode("UP".equals(body.get("status")) ? 200 : 503)
+                .putHeader("Content-Type", CONTENT_TYPE)
+                .putHeader("Cache-Control", "no-store")
+                .end(io.vertx.core.buffer.Buffer.buffer(Json.bytes(body)));
+    }
+}
