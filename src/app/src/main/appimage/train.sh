@@ -52,6 +52,11 @@ if ! grep -q -- "$NATIVE" "/proc/$HELPER/maps" || grep -q 'libnetty.*(deleted)' 
   echo "train.sh: the helper did not load Netty's epoll library from $IMAGE/lib/app/native" >&2
   exit 1
 fi
+# The JVM must not publish a performance-counter file in /tmp (-XX:-UsePerfData).
+if grep -q 'hsperfdata' "/proc/$HELPER/maps"; then
+  echo "train.sh: the helper maps a /tmp/hsperfdata file (the launcher lacks -XX:-UsePerfData)" >&2
+  exit 1
+fi
 c http://localhost/q/health/ready > /dev/null
 SESSION=$(c -X POST -H 'Content-Type: application/json' -d "{\"pid\": $$}" http://localhost/v1/sessions \
   | sed -E 's/.*"session":"([0-9a-f]+)".*/\1/')
