@@ -190,14 +190,17 @@ class HelperEndToEndIT {
             return;
         }
         // uid 4711 keeps CAP_DAC_OVERRIDE only to reach the 0700 endpoint directory: the helper's own
-        // check of the peer's uid must refuse it.
-        Process p = new ProcessBuilder("setpriv", "--reuid=4711", "--regid=4711", "--clear-groups", "--inh-caps=+dac_override",
-                "--ambient-caps=+dac_override", "curl", "-s", "--unix-socket", helper.socket.toString(),
-                "http://localhost/v1/authority").redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        p.waitFor();
-        assertThat(out).contains("\"status\":401").contains("\"code\":\"unauthorized\"")
-                .contains("user id differs").doesNotContain("scope_id");
+        // check of the peer's uid must refuse it, on the API and on every /q route alike.
+        for (String path : List.of("/v1/authority", "/q/health/live", "/q/health/ready", "/q/health", "/q/metrics", "/q/openapi")) {
+            Process p = new ProcessBuilder("setpriv", "--reuid=4711", "--regid=4711", "--clear-groups", "--inh-caps=+dac_override",
+                    "--ambient-caps=+dac_override", "curl", "-s", "--unix-socket", helper.socket.toString(),
+                    "http://localhost" + path).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            p.waitFor();
+            assertThat(out).as(path).contains("\"status\":401").contains("\"code\":\"unauthorized\"")
+                    .contains("user id differs").doesNotContain("scope_id").doesNotContain("UP")
+                    .doesNotContain("spice_authority").doesNotContain("openapi");
+        }
     }
 
     @Test
