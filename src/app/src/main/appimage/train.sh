@@ -7,7 +7,9 @@
 # authority directory and drives a representative mix over the Unix socket: health, a session, a
 # run start, a suspended snapshot, an import (prepare, consume, activate), the authority view,
 # metrics; then SIGTERM. The JVM writes the AOT cache as it exits. The launcher itself is trained,
-# so the cache matches the launcher's class path, runtime and JVM options.
+# so the cache matches the launcher's class path, runtime and JVM options. On the way it checks the
+# image: Netty's native library comes from the image, no /tmp/hsperfdata file, and (with
+# $JAVA_HOME/bin/jcmd) none of our methods exceeds the launcher's JIT memory cap.
 set -euo pipefail
 
 IMAGE="$1"
@@ -77,6 +79,20 @@ c http://localhost/v1/runs > /dev/null
 c http://localhost/v1/authority > /dev/null
 c http://localhost/q/metrics > /dev/null
 c -X DELETE "http://localhost/v1/sessions/$SESSION"
+
+# None of our own methods may exceed the launcher's per-compilation memory cap
+# (-XX:CompileCommand=MemLimit): C1 would give up on it and it would stay interpreted.
+JCMD="${JAVA_HOME:-}/bin/jcmd"
+if [[ -x "$JCMD" ]]; then
+  OVER=$("$JCMD" "$HELPER" Compiler.memory 2>&1 | grep -E ' oom ' | grep -E 'spice/authority/' || true)
+  if [[ -n "$OVER" ]]; then
+    echo "train.sh: our methods exceed the JIT memory cap and stay interpreted:" >&2
+    echo "$OVER" >&2
+    exit 1
+  fi
+else
+  echo "train.sh: warning: no jcmd in JAVA_HOME; the JIT memory cap is not checked" >&2
+fi
 
 kill -TERM "$HELPER"
 set +e

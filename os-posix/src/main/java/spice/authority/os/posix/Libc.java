@@ -413,18 +413,26 @@ final class Libc {
         }
     }
 
+    /**
+     * Decodes a {@code struct stat} from a heap copy: one bulk copy, then plain buffer reads. (Read
+     * field by field through {@code MemorySegment.get}, the decoding inlined three memory-access
+     * paths and took more than the 1 MiB the app-image allows one JIT compilation, so it stayed
+     * interpreted on every stat.)
+     */
     private static FileStat decode(MemorySegment buf) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(buf.toArray(ValueLayout.JAVA_BYTE))
+                .order(java.nio.ByteOrder.nativeOrder());
         return new FileStat(
-                unsigned(buf, P.stDev), unsigned(buf, P.stIno), (int) unsigned(buf, P.stMode),
-                unsigned(buf, P.stNlink), unsigned(buf, P.stUid), unsigned(buf, P.stGid),
-                unsigned(buf, P.stSize));
+                unsigned(b, P.stDev), unsigned(b, P.stIno), (int) unsigned(b, P.stMode),
+                unsigned(b, P.stNlink), unsigned(b, P.stUid), unsigned(b, P.stGid),
+                unsigned(b, P.stSize));
     }
 
-    private static long unsigned(MemorySegment buf, PosixPlatform.Field f) {
+    private static long unsigned(java.nio.ByteBuffer b, PosixPlatform.Field f) {
         return switch (f.size()) {
-            case 2 -> Short.toUnsignedLong(buf.get(JAVA_SHORT, f.offset()));
-            case 4 -> Integer.toUnsignedLong(buf.get(JAVA_INT, f.offset()));
-            case 8 -> buf.get(JAVA_LONG, f.offset());
+            case 2 -> Short.toUnsignedLong(b.getShort(f.offset()));
+            case 4 -> Integer.toUnsignedLong(b.getInt(f.offset()));
+            case 8 -> b.getLong(f.offset());
             default -> throw new IllegalStateException("unsupported field size " + f.size());
         };
     }

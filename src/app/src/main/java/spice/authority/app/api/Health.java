@@ -1,5 +1,6 @@
 package spice.authority.app.api;
 
+import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -21,7 +22,9 @@ import spice.authority.app.serve.ServeContext;
  * </ul>
  *
  * <p>A body is {@code {"status":"UP","checks":[{"name":"authority","status":"UP","data":{"state":"open"}}]}}
- * (the readiness check; liveness has no checks). Like every route, these pass {@link TransportGuard}.
+ * (the readiness check; liveness has no checks). Like every route, these pass {@link TransportGuard}
+ * first: while the helper drains after SIGTERM every request, health included, is answered
+ * {@code 503 closing} as a problem body.
  *
  * <p>Written here rather than with SmallRye Health (ARCHITECTURE.md's stack), which with its JSON-P
  * implementation loads ~100 classes on every start for one check (README, "Start-up, measured here").
@@ -31,10 +34,15 @@ public class Health {
     static final String CONTENT_TYPE = "application/json; charset=UTF-8";
 
     void registerRoutes(@Observes Router router) {
-        router.get("/q/health/live").handler(rc -> answer(rc, List.of()));
-        router.get("/q/health/started").handler(rc -> answer(rc, List.of()));
-        router.get("/q/health/ready").handler(rc -> answer(rc, List.of(authority())));
-        router.get("/q/health").handler(rc -> answer(rc, List.of(authority())));
+        route(router, "/q/health/live").handler(rc -> answer(rc, List.of()));
+        route(router, "/q/health/started").handler(rc -> answer(rc, List.of()));
+        route(router, "/q/health/ready").handler(rc -> answer(rc, List.of(authority())));
+        route(router, "/q/health").handler(rc -> answer(rc, List.of(authority())));
+    }
+
+    /** GET, and HEAD for probes that only read the status. */
+    private static io.vertx.ext.web.Route route(Router router, String path) {
+        return router.route(path).method(HttpMethod.GET).method(HttpMethod.HEAD);
     }
 
     /** The readiness check: the authority's state ({@code open}, {@code closing}, ...). */

@@ -1,6 +1,7 @@
 package spice.authority.app.api;
 
 import io.quarkus.vertx.http.runtime.filters.Filters;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -9,8 +10,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import org.jboss.logging.Logger;
 
 /**
  * The helper's metrics, served at {@code GET /q/metrics} in the Prometheus text exposition format
@@ -35,7 +36,6 @@ import org.jboss.logging.Logger;
  */
 @ApplicationScoped
 public class Metrics {
-    private static final Logger LOG = Logger.getLogger(Metrics.class);
     static final String PATH = "/q/metrics";
     static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
     /** Runs before {@link TransportGuard} (10,000), so refused requests are timed too. */
@@ -71,8 +71,15 @@ public class Metrics {
 
     private final Map<Series, LongAdder> counters = new ConcurrentHashMap<>();
     private final Map<Series, Timing> requests = new ConcurrentHashMap<>();
-    private final LongAdder active = new LongAdder();
-    private volatile RouteTemplates routes;
+    private final AtomicLong active = new AtomicLong();
+    private volatile RouteTemplates routes = new RouteTemplates(List.of());
+
+    public Metrics() {}
+
+    /** With these templates from the start (tests; the helper takes them in {@link #registerFilter}). */
+    Metrics(RouteTemplates routes) {
+        this.routes = routes;
+    }
 
     public void transition(String kind, String result) {
         count(Family.TRANSITIONS, labels("kind", kind, "result", result));
@@ -94,10 +101,15 @@ public class Metrics {
         counters.computeIfAbsent(new Series(family, labels), s -> new LongAdder()).increment();
     }
 
-    /** Records one finished API request. */
+    /**
+     * Records one finished API request; {@code status} 0 is a request whose connection closed before
+     * its answer was sent (labelled {@code UNKNOWN}).
+     */
     void request(String method, String path, int status, long nanos) {
-        String labels = labels("method", method(method), "outcome", outcome(status),
-                "status", Integer.toString(status), "uri", routes().label(path, status));
+        String labels = status == 0
+                ? labels("method", method(method), "outcome", "UNKNOWN", "status", "UNKNOWN", "uri", routes.label(path, 0))
+                : labels("method", method(method), "outcome", outcome(status),
+                        "status", Integer.toString(status), "uri", routes.label(path, status));
         Timing t = requests.computeIfAbsent(new Series(Family.REQUESTS, labels), s -> new Timing());
         t.count.increment();
         t.nanos.add(Math.max(0, nanos));
@@ -121,7 +133,7 @@ public class Metrics {
                 }
                 case ACTIVE -> {
                     header(out, f);
-                    line(out, f.metric, "", Long.toString(active.sum()));
+                    line(out, f.metric, "", Long.toString(active.get()));
                 }
                 default -> {
                     List<Map.Entry<Series, LongAdder>> series = sorted(counters).stream()
@@ -200,46 +212,39 @@ public class Metrics {
         };
     }
 
-    private RouteTemplates routes() {
-        RouteTemplates r = routes;
-        if (r == null) {
-            try {
-                r = RouteTemplates.fromOpenApi();
-            } catch (RuntimeException e) {
-                // A build defect (the document is generated in process-classes); label every request
-                // NOT_FOUND/UNKNOWN rather than fail requests over a metric.
-                LOG.warnf("metrics: no route templates (%s); API requests are labelled %s or %s",
-                        e.getMessage(), RouteTemplates.NOT_FOUND, RouteTemplates.UNKNOWN);
-                r = new RouteTemplates(List.of());
-            }
-            routes = r;
-        }
-        return r;
-    }
-
+    /**
+     * Takes the route templates (a build without the OpenAPI document fails here, at start-up) and
+     * times every API request from then on.
+     */
     void registerFilter(@Observes Filters filters) {
+        routes = RouteTemplates.fromOpenApi();
         filters.register(this::time, FILTER_PRIORITY);
     }
 
     void registerRoute(@Observes Router router) {
-        router.get(PATH).handler(rc -> rc.response()
+        router.route(PATH).method(HttpMethod.GET).method(HttpMethod.HEAD).handler(rc -> rc.response()
                 .putHeader("Content-Type", CONTENT_TYPE)
                 .putHeader("Cache-Control", "no-store")
                 .end(render()));
     }
 
+    /**
+     * Runs before authentication, so it must not fail on any request: it reads the raw path (the
+     * normalised one throws on a malformed escape such as {@code /%zz}); {@link RouteTemplates}
+     * labels whatever does not match a template, so an unusual spelling of a path costs only its label.
+     */
     private void time(RoutingContext rc) {
-        String path = rc.normalizedPath();
+        String path = rc.request().path();
         if (path == null || path.startsWith("/q/")) {
             rc.next();
             return;
         }
         long start = System.nanoTime();
         String method = rc.request().method().name();
-        active.increment();
+        active.incrementAndGet();
         rc.addEndHandler(done -> {
-            active.decrement();
-            request(method, path, rc.response().getStatusCode(), System.nanoTime() - start);
+            active.decrementAndGet();
+            request(method, path, done.succeeded() ? rc.response().getStatusCode() : 0, System.nanoTime() - start);
         });
         rc.next();
     }

@@ -18,15 +18,37 @@ final class RouteTemplates {
     private final List<String[]> templates;
     private final List<String> names;
 
+    /**
+     * Templates are tried most literal segments first (as JAX-RS matches: {@code /v1/runs/active}
+     * before {@code /v1/runs/{run_id}}), then in the given order.
+     */
     RouteTemplates(List<String> templates) {
-        this.names = List.copyOf(templates);
-        this.templates = new ArrayList<>(templates.size());
-        for (String t : templates) {
+        List<String> sorted = new ArrayList<>(templates);
+        for (String t : sorted) {
             if (!t.startsWith("/")) {
                 throw new IllegalArgumentException("route template must start with '/': " + t);
             }
+        }
+        sorted.sort(java.util.Comparator.comparingInt(RouteTemplates::literalSegments).reversed());
+        this.names = List.copyOf(sorted);
+        this.templates = new ArrayList<>(sorted.size());
+        for (String t : sorted) {
             this.templates.add(t.substring(1).split("/", -1));
         }
+    }
+
+    private static int literalSegments(String template) {
+        int n = 0;
+        for (String segment : template.substring(1).split("/", -1)) {
+            if (!isVariable(segment)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private static boolean isVariable(String segment) {
+        return segment.length() > 2 && segment.startsWith("{") && segment.endsWith("}");
     }
 
     /** The templates of the OpenAPI document as built ({@link OpenApiDocument}). */
@@ -57,8 +79,7 @@ final class RouteTemplates {
         }
         for (int i = 0; i < template.length; i++) {
             String t = template[i];
-            boolean variable = t.length() > 2 && t.startsWith("{") && t.endsWith("}");
-            if (variable ? segments[i].isEmpty() : !t.equals(segments[i])) {
+            if (isVariable(t) ? segments[i].isEmpty() : !t.equals(segments[i])) {
                 return false;
             }
         }

@@ -36,7 +36,7 @@ class MetricsTest {
 
     @Test
     void requestsAreLabelledWithTheirRouteTemplate_andSummedInSeconds() {
-        Metrics m = new Metrics();
+        Metrics m = new Metrics(RouteTemplates.fromOpenApi());
         m.request("POST", "/v1/runs/run-1/snapshots", 200, 1_500_000_000L);
         m.request("POST", "/v1/runs/other/snapshots", 200, 500_000_000L);
         m.request("DELETE", "/v1/imports/abc", 409, 1_000L);
@@ -53,7 +53,7 @@ class MetricsTest {
 
     @Test
     void callerChosenPathsAndMethods_neverBecomeLabels_soTheSeriesStayBounded() {
-        Metrics m = new Metrics();
+        Metrics m = new Metrics(RouteTemplates.fromOpenApi());
         for (int i = 0; i < 5_000; i++) {
             m.request("X-METHOD-" + i, "/v1/unknown/" + i + "\"}\n# evil", 404, 1);
             m.request("GET", "/v1/runs/" + i + "/nothing-here", 401, 1);
@@ -65,6 +65,14 @@ class MetricsTest {
                         + "status=\"401\",uri=\"UNKNOWN\"} 5000\n")
                 .doesNotContain("evil").doesNotContain("X-METHOD");
         assertThat(out.lines().filter(l -> l.startsWith("http_server_requests_seconds_count"))).hasSize(2);
+    }
+
+    @Test
+    void aRequestWhoseConnectionClosedBeforeTheAnswer_isUnknown_notSuccess() {
+        Metrics m = new Metrics(RouteTemplates.fromOpenApi());
+        m.request("POST", "/v1/runs", 0, 10);
+        assertThat(m.render()).contains("http_server_requests_seconds_count{method=\"POST\",outcome=\"UNKNOWN\","
+                + "status=\"UNKNOWN\",uri=\"/v1/runs\"} 1\n");
     }
 
     @Test
@@ -96,9 +104,10 @@ class MetricsTest {
         assertThat(r.label("/v1/runs/", 405)).isEqualTo(RouteTemplates.UNKNOWN);
         assertThat(r.label("", 400)).isEqualTo(RouteTemplates.UNKNOWN);
 
-        RouteTemplates t = new RouteTemplates(List.of("/a/{x}", "/a/b"));
-        assertThat(t.label("/a/b", 200)).as("first template in document order wins").isEqualTo("/a/{x}");
-        assertThat(t.label("/a/{x}", 200)).isEqualTo("/a/{x}");
+        RouteTemplates t = new RouteTemplates(List.of("/a/{x}", "/a/b", "/{y}/{z}"));
+        assertThat(t.label("/a/b", 200)).as("the most literal template wins, as in JAX-RS").isEqualTo("/a/b");
+        assertThat(t.label("/a/c", 200)).isEqualTo("/a/{x}");
+        assertThat(t.label("/c/d", 200)).isEqualTo("/{y}/{z}");
         assertThatThrownBy(() -> new RouteTemplates(List.of("a/b"))).isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -191,16 +191,30 @@ class HelperEndToEndIT {
         }
         // uid 4711 keeps CAP_DAC_OVERRIDE only to reach the 0700 endpoint directory: the helper's own
         // check of the peer's uid must refuse it, on the API and on every /q route alike.
-        for (String path : List.of("/v1/authority", "/q/health/live", "/q/health/ready", "/q/health", "/q/metrics", "/q/openapi")) {
-            Process p = new ProcessBuilder("setpriv", "--reuid=4711", "--regid=4711", "--clear-groups", "--inh-caps=+dac_override",
-                    "--ambient-caps=+dac_override", "curl", "-s", "--unix-socket", helper.socket.toString(),
-                    "http://localhost" + path).redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            p.waitFor();
+        for (String path : List.of("/v1/authority", "/q/health/live", "/q/health/ready", "/q/health/started", "/q/health",
+                "/q/metrics", "/q/openapi", "//q/metrics", "/q/../q/metrics")) {
+            String out = curlAsOtherUser("--path-as-is", "http://localhost" + path);
             assertThat(out).as(path).contains("\"status\":401").contains("\"code\":\"unauthorized\"")
                     .contains("user id differs").doesNotContain("scope_id").doesNotContain("UP")
                     .doesNotContain("spice_authority").doesNotContain("openapi");
         }
+        assertThat(curlAsOtherUser("-I", "http://localhost/q/metrics")).as("HEAD").startsWith("HTTP/1.1 401");
+        assertThat(curlAsOtherUser("-i", "-X", "OPTIONS", "http://localhost/q/metrics")).as("OPTIONS").startsWith("HTTP/1.1 401");
+        // A malformed escape is refused by the HTTP decoder before any route or filter runs.
+        assertThat(curlAsOtherUser("-i", "--path-as-is", "http://localhost/%zz")).startsWith("HTTP/1.1 400")
+                .endsWith("\r\n\r\n");
+        assertThat(helper.http().get("/%zz").status()).isEqualTo(400);
+    }
+
+    private String curlAsOtherUser(String... curlArgs) throws Exception {
+        List<String> cmd = new java.util.ArrayList<>(List.of("setpriv", "--reuid=4711", "--regid=4711", "--clear-groups",
+                "--inh-caps=+dac_override", "--ambient-caps=+dac_override", "curl", "-s", "--max-time", "10",
+                "--unix-socket", helper.socket.toString()));
+        cmd.addAll(List.of(curlArgs));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor();
+        return out;
     }
 
     @Test
