@@ -10,6 +10,7 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SegmentAllocator;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
@@ -269,8 +270,19 @@ final class Libc {
     static int read(int fd, byte[] buf, int off, int len) throws PosixException {
         java.util.Objects.checkFromIndexSize(off, len, buf.length);
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment cs = arena.allocate(CAPTURE);
-            MemorySegment native_ = arena.allocate(Math.max(len, 1));
+            return read(fd, buf, off, len, arena);
+        }
+    }
+
+    /**
+     * {@link #read(int, byte[], int, int)} with its native memory taken from {@code allocator},
+     * which the caller frees afterwards; for tests, which inspect that memory before it is freed.
+     */
+    static int read(int fd, byte[] buf, int off, int len, SegmentAllocator allocator) throws PosixException {
+        java.util.Objects.checkFromIndexSize(off, len, buf.length);
+        try {
+            MemorySegment cs = allocator.allocate(CAPTURE);
+            MemorySegment native_ = allocator.allocate(Math.max(len, 1));
             try {
                 while (true) {
                     long r = (long) READ.invokeExact(cs, fd, native_, (long) len);
@@ -294,8 +306,16 @@ final class Libc {
     static int write(int fd, byte[] buf, int off, int len) throws PosixException {
         java.util.Objects.checkFromIndexSize(off, len, buf.length);
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment cs = arena.allocate(CAPTURE);
-            MemorySegment native_ = arena.allocate(Math.max(len, 1));
+            return write(fd, buf, off, len, arena);
+        }
+    }
+
+    /** {@link #write(int, byte[], int, int)} with its native memory taken from {@code allocator}; as for read. */
+    static int write(int fd, byte[] buf, int off, int len, SegmentAllocator allocator) throws PosixException {
+        java.util.Objects.checkFromIndexSize(off, len, buf.length);
+        try {
+            MemorySegment cs = allocator.allocate(CAPTURE);
+            MemorySegment native_ = allocator.allocate(Math.max(len, 1));
             try {
                 MemorySegment.copy(buf, off, native_, ValueLayout.JAVA_BYTE, 0, len);
                 while (true) {

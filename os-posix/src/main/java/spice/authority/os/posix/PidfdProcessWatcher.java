@@ -47,6 +47,8 @@ final class PidfdProcessWatcher implements ProcessWatcher {
     /** Set when the poll thread died: exits can no longer be noticed, so watch() refuses. Guarded by {@link #lock}. */
     private boolean dead;
     private final ExecutorService callbacks;
+    /** Run by the poll thread at the top of every iteration; a no-op except in tests. */
+    private final Runnable pollHook;
 
     /** The one instance of this JVM. Creating it loads no native code. */
     static PidfdProcessWatcher instance() {
@@ -54,6 +56,15 @@ final class PidfdProcessWatcher implements ProcessWatcher {
     }
 
     PidfdProcessWatcher() {
+        this(() -> {});
+    }
+
+    /**
+     * For tests: {@code pollHook} runs on the poll thread before each {@code poll}, so a test
+     * can make the thread die (by throwing an {@link Error}) at a moment it chooses.
+     */
+    PidfdProcessWatcher(Runnable pollHook) {
+        this.pollHook = Objects.requireNonNull(pollHook, "pollHook");
         AtomicInteger n = new AtomicInteger();
         ThreadPoolExecutor pool = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
                 r -> Thread.ofPlatform().daemon().name("spice-process-exit-" + n.incrementAndGet()).unstarted(r));
@@ -115,6 +126,9 @@ final class PidfdProcessWatcher implements ProcessWatcher {
                 closeQuietly(fd);
                 throw e instanceof ProcessWatchException pwe ? pwe
                         : new ProcessWatchException("cannot start the process watcher: " + e.getMessage());
+            } catch (Error e) {
+                closeQuietly(fd); // e.g. no memory for the poll thread: the pidfd must not leak either
+                throw e;
             }
             w.fd = fd;
             registered.put(fd, w);
@@ -184,6 +198,7 @@ final class PidfdProcessWatcher implements ProcessWatcher {
     private void pollUntilFailure(int wake) throws InterruptedException {
         short in = (short) Libc.P.POLLIN;
         while (true) {
+            pollHook.run();
             PidfdWatch[] ws;
             int[] fds;
             synchronized (lock) {
