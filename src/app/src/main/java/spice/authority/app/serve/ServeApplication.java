@@ -94,4 +94,9 @@ public final class ServeApplication implements QuarkusApplication {
         ctx.endpointDir().close();
         ctx.instanceLock().close();
     }
+
+    /** For tests only: forgets that {@link #cleanUp()} ran, so one JVM can test it more than once. */
+    static synchronized void forgetCleanUpForTests() {
+        cleanedUp = false;
+    }
 }

@@ -1,0 +1,73 @@
+package spice.authority.app.install;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The real {@link CommandRunner} ({@link CommandRunner#system()}): standard error is discarded,
+ * {@link #DEFAULT_TIMEOUT} per command, exit 127 if absent, 124 on a timeout; the command and
+ * every process it started are killed once it returns. The timeout is a parameter only so that
+ * tests need not wait a minute.
+ */
+final class SystemCommandRunner implements CommandRunner {
+    static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
+
+    private final Duration timeout;
+
+    SystemCommandRunner(Duration timeout) {
+        this.timeout = timeout;
+    }
+
+    Duration timeout() {
+        return timeout;
+    }
+
+    @Override
+    public Result run(List<String> argv) {
+        ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(false)
+                .redirectError(ProcessBuilder.Redirect.DISCARD).redirectInput(ProcessBuilder.Redirect.from(nullFile()));
+        Process p = null;
+        try {
+            p = pb.start();
+            // Standard output is read on its own thread, so a child that hangs with it open
+            // still times out (and is killed below, which ends the read).
+            java.io.InputStream stdout = p.getInputStream();
+            java.util.concurrent.CompletableFuture<byte[]> out = new java.util.concurrent.CompletableFuture<>();
+            Thread.ofVirtual().start(() -> {
+                try {
+                    out.complete(stdout.readAllBytes());
+                } catch (IOException e) {
+                    out.complete(new byte[0]);
+                }
+            });
+            if (!p.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+                return new Result(124, "");
+            }
+            byte[] bytes = out.get(10, TimeUnit.SECONDS);
+            return new Result(p.exitValue(), new String(bytes, StandardCharsets.UTF_8).strip());
+        } catch (IOException e) {
+            return new Result(127, "");
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return new Result(124, "");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Result(130, "");
+        } finally {
+            if (p != null) {
+                // The whole tree: a child the command started would otherwise outlive it (adopted
+                // by init) and keep the output pipe, and so the reader thread, open. Descendants are
+                // listed before the command is killed, while they are still its descendants.
+                List<ProcessHandle> tree = p.descendants().toList();
+                p.destroyForcibly();
+                tree.forEach(ProcessHandle::destroyForcibly);
+            }
+        }
+    }
+
+    private static java.io.File nullFile() {
+        return new java.io.File(System.getProperty("os.name").startsWith("Windows") ? "NUL" : "/dev/null");
+    }
+}

@@ -1,0 +1,181 @@
+package spice.authority.app.serve;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import spice.authority.core.RunAuthority;
+import spice.authority.os.DirectoryRefusedException;
+import spice.authority.os.LockMode;
+import spice.authority.os.OpenMode;
+import spice.authority.os.SecureDirectories;
+import spice.authority.os.SecureDirectory;
+import spice.authority.os.SecureDirectoryProvider;
+import spice.authority.os.StableLock;
+
+/**
+ * {@link ServeApplication#cleanUp()}, the exit handler's release of the endpoint file and the
+ * endpoint and instance locks: it releases them, and only once. A second call, made after a newer
+ * helper took the same endpoint (its locks and a socket or token file at the same path), leaves
+ * the newer helper's file and locks alone.
+ *
+ * <p>Not covered here: that {@code serve} calls it only from the exit handler, after Quarkus has
+ * closed the listener (that needs a running helper: the end-to-end ITs check that the socket is
+ * gone after SIGTERM).
+ */
+class ServeCleanUpTest {
+    @TempDir
+    Path tmp;
+
+    private SecureDirectoryProvider provider;
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() {
+        provider = SecureDirectories.provider();
+        ServeApplication.forgetCleanUpForTests();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        ServeContext.reset();
+        ServeApplication.forgetCleanUpForTests();
+        for (AutoCloseable c : toClose.reversed()) {
+            c.close();
+        }
+    }
+
+    @Test
+    void withoutAServeContext_doesNothing() {
+        ServeApplication.cleanUp();
+        assertThat(ServeContext.current()).isNull();
+    }
+
+    @Test
+    void unixEndpoint_socketRemoved_locksReleased_authorityClosed() throws Exception {
+        Path sock = tmp.resolve("endpoint/authority.sock");
+        ServeContext ctx = helper(new ServeContext.Endpoint.Unix(sock.toString()), null);
+        closedListenerAt(sock);
+        assertThat(lockBusy("authority", ServeCommand.INSTANCE_LOCK)).isTrue();
+        assertThat(lockBusy("endpoint", ServeCommand.ENDPOINT_LOCK)).isTrue();
+
+        ServeApplication.cleanUp();
+
+        assertThat(sock).doesNotExist();
+        assertThat(ctx.authority().state()).isEqualTo("closed");
+        assertThat(lockBusy("authority", ServeCommand.INSTANCE_LOCK)).as("instance lock still held").isFalse();
+        assertThat(lockBusy("endpoint", ServeCommand.ENDPOINT_LOCK)).as("endpoint lock still held").isFalse();
+    }
+
+    @Test
+    void unixEndpoint_secondCleanUp_leavesTheSocketAndLocksOfANewerHelperAlone() throws Exception {
+        Path sock = tmp.resolve("endpoint/authority.sock");
+        helper(new ServeContext.Endpoint.Unix(sock.toString()), null);
+        closedListenerAt(sock);
+        ServeApplication.cleanUp();
+        assertThat(sock).doesNotExist();
+
+        // A newer helper starts on the same endpoint: it takes both locks and listens on the path.
+        lock("authority", ServeCommand.INSTANCE_LOCK);
+        lock("endpoint", ServeCommand.ENDPOINT_LOCK);
+        ServerSocketChannel newer = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        toClose.add(newer);
+        newer.bind(UnixDomainSocketAddress.of(sock));
+
+        ServeApplication.cleanUp();
+
+        assertThat(sock).exists();
+        try (SocketChannel c = SocketChannel.open(UnixDomainSocketAddress.of(sock))) {
+            assertThat(c.isConnected()).as("the newer helper still answers on the path").isTrue();
+        }
+        assertThat(lockBusy("authority", ServeCommand.INSTANCE_LOCK)).as("newer helper's instance lock kept").isTrue();
+        assertThat(lockBusy("endpoint", ServeCommand.ENDPOINT_LOCK)).as("newer helper's endpoint lock kept").isTrue();
+    }
+
+    @Test
+    void tcpEndpoint_tokenRemovedAndZeroed_andASecondCleanUpLeavesANewerHelpersToken() throws Exception {
+        Path tokenFile = tmp.resolve("endpoint/token");
+        byte[] token = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+        helper(new ServeContext.Endpoint.Tcp("127.0.0.1", 7878, tokenFile.toString()), token);
+        Files.write(tokenFile, token);
+
+        ServeApplication.cleanUp();
+
+        assertThat(tokenFile).doesNotExist();
+        assertThat(token).containsOnly((byte) 0);
+        assertThat(lockBusy("endpoint", ServeCommand.ENDPOINT_LOCK)).isFalse();
+
+        lock("endpoint", ServeCommand.ENDPOINT_LOCK);
+        Files.writeString(tokenFile, "newer helper's token");
+
+        ServeApplication.cleanUp();
+
+        assertThat(tokenFile).hasContent("newer helper's token");
+    }
+
+    /**
+     * Installs the context {@code serve} would have prepared: an opened authority holding the
+     * instance lock, and the endpoint directory with its lock.
+     */
+    private ServeContext helper(ServeContext.Endpoint endpoint, byte[] token) throws Exception {
+        SecureDirectory authorityDir = open("authority");
+        StableLock instance = authorityDir.lock(ServeCommand.INSTANCE_LOCK, LockMode.NON_BLOCKING);
+        RunAuthority authority = RunAuthority.open(authorityDir, new SecureRandom());
+        SecureDirectory endpointDir = open("endpoint");
+        StableLock endpointLock = endpointDir.lock(ServeCommand.ENDPOINT_LOCK, LockMode.NON_BLOCKING);
+        // Closed again after the test in case cleanUp() did not (all idempotent).
+        toClose.add(authority);
+        toClose.add(instance);
+        toClose.add(endpointDir);
+        toClose.add(endpointLock);
+        ServeContext ctx = new ServeContext(authority, instance, endpointDir, endpointLock, endpoint, token,
+                provider.processWatcher(), 0);
+        ServeContext.install(ctx);
+        return ctx;
+    }
+
+    /** A socket file at {@code sock} whose listener has closed (as when the exit handler runs). */
+    private void closedListenerAt(Path sock) throws IOException {
+        try (ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            listener.bind(UnixDomainSocketAddress.of(sock));
+        }
+        assertThat(sock).exists();
+    }
+
+    private SecureDirectory open(String name) throws DirectoryRefusedException {
+        SecureDirectory d = provider.open(tmp.resolve(name).toString(), OpenMode.CREATE_OR_VALIDATE);
+        toClose.add(d);
+        return d;
+    }
+
+    private StableLock lock(String dir, String name) throws DirectoryRefusedException {
+        StableLock l = open(dir).lock(name, LockMode.NON_BLOCKING);
+        toClose.add(l);
+        return l;
+    }
+
+    /** Whether another holder has the lock (a non-blocking attempt is refused as busy). */
+    private boolean lockBusy(String dir, String name) throws DirectoryRefusedException {
+        try (SecureDirectory d = provider.open(tmp.resolve(dir).toString(), OpenMode.CREATE_OR_VALIDATE)) {
+            try (StableLock ignored = d.lock(name, LockMode.NON_BLOCKING)) {
+                return false;
+            } catch (DirectoryRefusedException e) {
+                assertThat(e.category()).isEqualTo(DirectoryRefusedException.Category.BUSY);
+                return true;
+            }
+        }
+    }
+}

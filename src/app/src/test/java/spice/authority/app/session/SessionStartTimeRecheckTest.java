@@ -1,0 +1,212 @@
+package spice.authority.app.session;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import spice.authority.app.api.ApiException;
+import spice.authority.app.api.Metrics;
+import spice.authority.app.serve.HelperConfig;
+import spice.authority.app.serve.ServeContext;
+import spice.authority.os.ProcessWatchException;
+import spice.authority.os.ProcessWatcher;
+import spice.authority.os.SecureDirectories;
+
+/**
+ * {@link SessionRegistry#require} re-checks the host's start time: the exit watcher closes a
+ * session asynchronously, and until it has, a pid reused by another process must not inherit the
+ * session. The host is a real live child process ({@code sleep}) seen through the platform's
+ * process watcher; pid reuse is simulated by a watcher that shifts every start time it reports
+ * while the session is opened and stops shifting afterwards, so that the recorded start time no
+ * longer matches the live process under that pid while its (real) exit watch stays silent.
+ */
+class SessionStartTimeRecheckTest {
+    private ProcessWatcher platform;
+    private ShiftingWatcher watcher;
+    private SessionRegistry registry;
+    private Process host;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        platform = SecureDirectories.provider().processWatcher();
+        watcher = new ShiftingWatcher(platform);
+        long euid = platform.realUid(ProcessHandle.current().pid()).orElseThrow();
+        ServeContext.install(new ServeContext(null, null, null, null, null, null, watcher, euid));
+        registry = new SessionRegistry();
+        registry.metrics = new Metrics();
+        registry.config = new Config();
+        host = new ProcessBuilder("sleep", "1000").start();
+    }
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        try {
+            registry.closeAll("test over");
+        } finally {
+            ServeContext.reset();
+            host.destroyForcibly();
+            assertThat(host.waitFor(10, TimeUnit.SECONDS)).as("host process reaped").isTrue();
+        }
+    }
+
+    @Test
+    void require_hostStillTheProcessThatOpenedTheSession_accepted_onASocketAndOnTcp() {
+        long realStart = platform.startTime(host.pid()).orElseThrow();
+        Session socket = registry.open(host.pid(), true);
+        Session tcp = registry.open(host.pid(), false);
+        assertThat(socket.startTime()).isEqualTo(realStart);
+
+        assertThat(registry.require(socket.id(), OptionalLong.of(host.pid()))).isSameAs(socket);
+        assertThat(registry.require(tcp.id(), OptionalLong.empty())).isSameAs(tcp);
+        assertThat(registry.require(socket.id(), OptionalLong.of(host.pid()))).as("a second call too").isSameAs(socket);
+        assertThat(socket.isClosed()).isFalse();
+        assertThat(tcp.isClosed()).isFalse();
+        assertThat(registry.all()).containsExactlyInAnyOrder(socket, tcp);
+    }
+
+    @Test
+    void require_pidNowHeldByAProcessWithAnotherStartTime_refused_andTheSessionClosedWithItsWatch() {
+        long realStart = platform.startTime(host.pid()).orElseThrow();
+        watcher.shift = 1;
+        Session s = registry.open(host.pid(), true);
+        watcher.shift = 0;
+        // The pid now names a live process whose start time is not the recorded one (as after
+        // the host exited and its pid was reused), and the exit watch has not fired.
+        assertThat(s.startTime()).isEqualTo(realStart + 1);
+        assertThat(platform.isAlive(host.pid(), realStart)).isTrue();
+        assertThat(platform.isAlive(host.pid(), s.startTime())).isFalse();
+        assertThat(s.isClosed()).as("the exit watch stays silent: the process under the pid is alive").isFalse();
+
+        assertThatThrownBy(() -> registry.require(s.id(), OptionalLong.of(host.pid())))
+                .isInstanceOfSatisfying(ApiException.class, e -> {
+                    assertThat(e.status()).isEqualTo(401);
+                    assertThat(e.code()).isEqualTo("unauthorized");
+                    assertThat(e.getMessage()).isEqualTo("unknown or closed session");
+                });
+        assertThat(s.isClosed()).isTrue();
+        assertThat(s.closeReason()).isEqualTo("host process " + host.pid() + " exited");
+        assertThat(registry.find(s.id())).isEmpty();
+        assertThat(watcher.watchesClosed.get()).as("the exit watch was cancelled").isEqualTo(1);
+        // Refused for good, even once the pid is back to the recorded start time.
+        watcher.shift = 1;
+        assertThatThrownBy(() -> registry.require(s.id(), OptionalLong.of(host.pid())))
+                .isInstanceOf(ApiException.class).hasMessage("unknown or closed session");
+    }
+
+    @Test
+    void require_onTcp_pidReused_refused_andClosed() {
+        // On TCP no peer pid is compared with the host's: the start time is the only guard.
+        watcher.shift = 1;
+        Session s = registry.open(host.pid(), false);
+        watcher.shift = 0;
+
+        assertThatThrownBy(() -> registry.require(s.id(), OptionalLong.empty()))
+                .isInstanceOf(ApiException.class).hasMessage("unknown or closed session");
+        assertThat(s.isClosed()).isTrue();
+        assertThat(registry.all()).isEmpty();
+    }
+
+    @Test
+    void require_hostExitedBeforeItsExitWatchFired_refused_andClosed() throws InterruptedException {
+        watcher.silenceWatches = true;
+        Session s = registry.open(host.pid(), true);
+        host.destroyForcibly();
+        assertThat(host.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(s.isClosed()).as("no exit notification reached the registry").isFalse();
+
+        assertThatThrownBy(() -> registry.require(s.id(), OptionalLong.empty()))
+                .isInstanceOf(ApiException.class).hasMessage("unknown or closed session");
+        assertThat(s.isClosed()).isTrue();
+        assertThat(registry.find(s.id())).isEmpty();
+    }
+
+    /**
+     * The platform's watcher, except that every start time it reports is {@code shift} ticks
+     * later than the real one (and the start times it is given are taken back accordingly), and
+     * that, when {@code silenceWatches} is set, a watch is registered with no one.
+     */
+    private static final class ShiftingWatcher implements ProcessWatcher {
+        private final ProcessWatcher real;
+        volatile long shift;
+        volatile boolean silenceWatches;
+        final AtomicInteger watchesClosed = new AtomicInteger();
+
+        ShiftingWatcher(ProcessWatcher real) {
+            this.real = real;
+        }
+
+        @Override
+        public OptionalLong startTime(long pid) {
+            OptionalLong t = real.startTime(pid);
+            return t.isPresent() ? OptionalLong.of(t.getAsLong() + shift) : t;
+        }
+
+        @Override
+        public boolean isAlive(long pid, long startTime) {
+            return real.isAlive(pid, startTime - shift);
+        }
+
+        @Override
+        public OptionalLong realUid(long pid) {
+            return real.realUid(pid);
+        }
+
+        @Override
+        public OptionalLong parentPid(long pid) {
+            return real.parentPid(pid);
+        }
+
+        @Override
+        public Watch watch(long pid, long startTime, Runnable onExit) throws ProcessWatchException {
+            Watch w = silenceWatches ? null : real.watch(pid, startTime - shift, onExit);
+            return new Watch() {
+                @Override
+                public long pid() {
+                    return pid;
+                }
+
+                @Override
+                public long startTime() {
+                    return startTime;
+                }
+
+                @Override
+                public void close() {
+                    watchesClosed.incrementAndGet();
+                    if (w != null) {
+                        w.close();
+                    }
+                }
+            };
+        }
+    }
+
+    private static final class Config implements HelperConfig {
+        @Override
+        public Duration drainTimeout() {
+            return Duration.ofSeconds(10);
+        }
+
+        @Override
+        public Duration closeTimeout() {
+            return Duration.ofSeconds(5);
+        }
+
+        @Override
+        public int maxSessions() {
+            return 256;
+        }
+
+        @Override
+        public int maxControlBody() {
+            return 65536;
+        }
+    }
+}
