@@ -24,6 +24,17 @@ class NativeImageMetadataTest {
     }
 
     @Test
+    void resources_includeTheOpenApiDocuments_andEachGlobNamesAResourceThatExists() throws IOException {
+        List<String> globs = new ArrayList<>();
+        metadata().get("resources").forEach(r -> globs.add(r.get("glob").asText()));
+        // Without them a native helper would not start: api/Metrics reads the JSON document at start-up.
+        assertThat(globs).contains("META-INF/spice-authority/openapi.json", "META-INF/spice-authority/openapi.yaml");
+        for (String glob : globs) {
+            assertThat(getClass().getClassLoader().getResource(glob)).as(glob).isNotNull();
+        }
+    }
+
+    @Test
     void reflectionTypes_allExist() throws IOException {
         List<String> missing = new ArrayList<>();
         for (JsonNode r : metadata().get("reflection")) {
