@@ -46,8 +46,11 @@ public final class HmacSha256 implements AutoCloseable {
         }
     }
 
-    /** For tests with RFC 4231 vectors, whose keys are not 32 bytes long. */
-    public static HmacSha256 ofRawKeyForTesting(byte[] key) {
+    /**
+     * For tests with RFC 4231 vectors, whose keys are not 32 bytes long. Package-private: outside
+     * this package a MAC is made only from a {@link SecretKeyBytes}, never from loose key bytes.
+     */
+    static HmacSha256 ofRawKeyForTesting(byte[] key) {
         return new HmacSha256(key);
     }
 
