@@ -223,6 +223,13 @@ class HelperEndToEndIT {
         assertThat(http.get("/q/health/live").text()).isEqualTo("{\"status\":\"UP\",\"checks\":[]}");
         assertThat(http.get("/q/health/ready").text()).isEqualTo("{\"status\":\"UP\",\"checks\":[{\"name\":\"authority\","
                 + "\"status\":\"UP\",\"data\":{\"state\":\"open\"}}]}");
+        for (String path : List.of("/q/health/live", "/q/metrics")) {
+            Process head = new ProcessBuilder("curl", "-s", "-I", "--max-time", "10", "--unix-socket", helper.socket.toString(),
+                    "http://localhost" + path).redirectErrorStream(true).start();
+            String out = new String(head.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            head.waitFor();
+            assertThat(out).as("HEAD " + path).startsWith("HTTP/1.1 200");
+        }
         String openapi = http.get("/q/openapi").text();
         for (String path : List.of("/v1/sessions", "/v1/runs", "/v1/runs/{run_id}/snapshots", "/v1/imports",
                 "/v1/imports/{import}/consume", "/v1/runs/{run_id}/abandon", "/v1/snapshots/inspect")) {
