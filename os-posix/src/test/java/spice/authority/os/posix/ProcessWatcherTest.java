@@ -3,7 +3,6 @@ package spice.authority.os.posix;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,7 +23,7 @@ import spice.authority.os.SecureDirectories;
 class ProcessWatcherTest {
 
     private static ProcessWatcher watcher;
-    private final List<Process> children = new ArrayList<>();
+    private final Sleepers sleepers = new Sleepers();
 
     @BeforeAll
     static void linuxOnly() {
@@ -34,23 +33,11 @@ class ProcessWatcherTest {
 
     @AfterEach
     void killAndReapChildren() throws InterruptedException {
-        for (Process p : children) {
-            p.destroyForcibly();
-        }
-        for (Process p : children) {
-            assertThat(p.waitFor(10, TimeUnit.SECONDS)).as("child %d reaped", p.pid()).isTrue();
-        }
-        children.clear();
+        sleepers.reap();
     }
 
     private Process sleeper() throws IOException {
-        // no pipes: the parent's fd count must not change when the JDK closes them at exit
-        File devNull = new File("/dev/null");
-        Process p = new ProcessBuilder("sleep", "60").redirectInput(ProcessBuilder.Redirect.from(devNull))
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
-                .start();
-        children.add(p);
-        return p;
+        return sleepers.start();
     }
 
     private static long startTimeOf(Process p) {

@@ -4,13 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -35,7 +32,7 @@ import spice.authority.os.ProcessWatcher;
  */
 class WatcherFailClosedTest {
 
-    private final List<Process> children = new ArrayList<>();
+    private final Sleepers sleepers = new Sleepers();
 
     /** The failure the hook injects into the poll loop. */
     private static final class InjectedPollFailure extends Error {
@@ -53,22 +50,11 @@ class WatcherFailClosedTest {
 
     @AfterEach
     void killAndReapChildren() throws InterruptedException {
-        for (Process p : children) {
-            p.destroyForcibly();
-        }
-        for (Process p : children) {
-            assertThat(p.waitFor(10, TimeUnit.SECONDS)).as("child %d reaped", p.pid()).isTrue();
-        }
-        children.clear();
+        sleepers.reap();
     }
 
     private Process sleeper() throws IOException {
-        File devNull = new File("/dev/null");
-        Process p = new ProcessBuilder("sleep", "60").redirectInput(ProcessBuilder.Redirect.from(devNull))
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
-                .start();
-        children.add(p);
-        return p;
+        return sleepers.start();
     }
 
     private static long startTimeOf(PidfdProcessWatcher w, Process p) {

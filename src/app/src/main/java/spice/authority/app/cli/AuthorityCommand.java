@@ -143,16 +143,24 @@ public final class AuthorityCommand implements Runnable {
             } catch (DirectoryRefusedException e) {
                 return refuse(e.getMessage());
             }
-            boolean created = d.createdLeaf();
-            boolean hadIdentity = hasIdentity(d);
-            try (RunAuthority authority = RunAuthority.open(d, new SecureRandom())) {
+            // The directory is closed on every path: by the authority once it owns it, else here.
+            RunAuthority authority = null;
+            try {
+                boolean created = d.createdLeaf();
+                boolean hadIdentity = hasIdentity(d);
+                authority = RunAuthority.open(d, new SecureRandom());
                 report(path, created ? "created (mode 0700)" : "existing directory validated",
                         new AuthorityIdentityView(hadIdentity ? "existing" : "created", authority.scopeIdHex(),
                                 authority.keyGeneration()));
                 return Cli.OK;
             } catch (AuthorityException e) {
-                d.close();
                 return refuse(e.getMessage());
+            } finally {
+                if (authority != null) {
+                    authority.close();
+                } else {
+                    d.close();
+                }
             }
         }
 

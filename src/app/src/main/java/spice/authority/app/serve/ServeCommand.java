@@ -89,7 +89,7 @@ public final class ServeCommand implements Callable<Integer> {
         if (args.length == 0 || !args[0].equals("serve")) {
             return null;
         }
-        ServeCommand c = new ServeCommand();
+        java.util.Map<String, String> given = new java.util.HashMap<>();
         for (int i = 1; i < args.length; i++) {
             String a = args[i];
             String name = a;
@@ -101,41 +101,22 @@ public final class ServeCommand implements Callable<Integer> {
             } else if (i + 1 < args.length) {
                 value = args[++i];
             }
-            if (value == null || value.isEmpty() || value.startsWith("-")) {
+            // Unknown, valueless or repeated options: picocli says what is wrong.
+            if (!FAST_OPTIONS.contains(name) || value == null || value.isEmpty() || value.startsWith("-")
+                    || given.putIfAbsent(name, value) != null) {
                 return null;
             }
-            switch (name) {
-                case "--authority-dir" -> {
-                    if (c.authorityDir != null) {
-                        return null;
-                    }
-                    c.authorityDir = value;
-                }
-                case "--socket" -> {
-                    if (c.socket != null) {
-                        return null;
-                    }
-                    c.socket = value;
-                }
-                case "--listen" -> {
-                    if (c.listen != null) {
-                        return null;
-                    }
-                    c.listen = value;
-                }
-                case "--token-file" -> {
-                    if (c.tokenFile != null) {
-                        return null;
-                    }
-                    c.tokenFile = value;
-                }
-                default -> {
-                    return null;
-                }
-            }
         }
+        ServeCommand c = new ServeCommand();
+        c.authorityDir = given.get("--authority-dir");
+        c.socket = given.get("--socket");
+        c.listen = given.get("--listen");
+        c.tokenFile = given.get("--token-file");
         return c;
     }
+
+    private static final java.util.Set<String> FAST_OPTIONS =
+            java.util.Set.of("--authority-dir", "--socket", "--listen", "--token-file");
 
     /** Runs {@code serve}; returns an exit code, or {@link ServeMarker#SERVED} once Quarkus runs. */
     public int serve(PrintWriter err) throws IOException {
