@@ -16,6 +16,9 @@ import spice.authority.snapshot.json.GoText;
  * master key.
  */
 public final class AuthorityIdentity implements AutoCloseable {
+    /** The identity file's name in the authority directory (wire-format d.1). */
+    public static final String FILE_NAME = "identity.key";
+
     public static final int FILE_LENGTH = 72;
 
     private final long generation;

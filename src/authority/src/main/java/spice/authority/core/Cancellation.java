@@ -52,6 +52,14 @@ public final class Cancellation {
         return cancelled.get() || (hasDeadline && System.nanoTime() - deadlineNanos >= 0);
     }
 
+    /**
+     * Nanoseconds left until the deadline: 0 once it has passed, {@link Long#MAX_VALUE} without
+     * one. For waits bounded by a {@link Duration} of any length (see {@link #withTimeout}).
+     */
+    public long remainingNanos() {
+        return hasDeadline ? Math.max(0, deadlineNanos - System.nanoTime()) : Long.MAX_VALUE;
+    }
+
     /** Throws {@link AuthorityException.Cancelled} when cancelled or past the deadline. */
     void check(String what) throws AuthorityException.Cancelled {
         if (isCancelled()) {

@@ -43,7 +43,7 @@ import spice.authority.snapshot.payload.LifecycleStatus;
  * </ul>
  */
 public final class RunAuthority implements AutoCloseable {
-    static final String IDENTITY_KEY = "identity.key";
+    static final String IDENTITY_KEY = AuthorityIdentity.FILE_NAME;
     static final String IDENTITY_LOCK = "identity.lock";
     private static final long MAX_GENERATION = -1L; // 2^64-1, unsigned
 
@@ -356,11 +356,11 @@ public final class RunAuthority implements AutoCloseable {
      * closing and the last lease to end completes the shutdown.
      */
     public void close(Duration wait) throws AuthorityException.Busy {
-        long deadline = System.nanoTime() + wait.toNanos();
+        Cancellation deadline = Cancellation.withTimeout(wait); // any length, no overflow
         synchronized (stateLock) {
             closing = true;
             while (leases > 0 && !shutDown) {
-                long left = deadline - System.nanoTime();
+                long left = deadline.remainingNanos();
                 if (left <= 0) {
                     throw new AuthorityException.Busy("authority closing: " + leases + " run or import lease(s) still outstanding");
                 }

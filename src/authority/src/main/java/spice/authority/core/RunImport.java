@@ -54,11 +54,16 @@ public final class RunImport implements AutoCloseable {
         return closed;
     }
 
-    /** Re-runs keyed verification against exactly the prepared claim. */
-    public synchronized void verifySnapshot(ClaimInput input, Claim claim) throws AuthorityException {
+    private void requireCertain() throws AuthorityException.Uncertain {
+        assert Thread.holdsLock(this);
         if (uncertain) {
             throw new AuthorityException.Uncertain("import of run " + runId + " is uncertain");
         }
+    }
+
+    /** Re-runs keyed verification against exactly the prepared claim. */
+    public synchronized void verifySnapshot(ClaimInput input, Claim claim) throws AuthorityException {
+        requireCertain();
         if (closed || consumed || input == null || claim == null || !runId.equals(input.runId()) || !preparedClaim.sameAs(claim)) {
             throw new AuthorityException.Verification();
         }
@@ -71,9 +76,7 @@ public final class RunImport implements AutoCloseable {
 
     /** The consume point: durable IMPORTING at the next generation. */
     public synchronized void consume(Cancellation c) throws AuthorityException {
-        if (uncertain) {
-            throw new AuthorityException.Uncertain("import of run " + runId + " is uncertain");
-        }
+        requireCertain();
         if (closed || consumed) {
             throw new AuthorityException.State("import of run " + runId + " is " + (closed ? "closed" : "already consumed"));
         }
@@ -93,9 +96,7 @@ public final class RunImport implements AutoCloseable {
 
     /** Durable ACTIVE at the consumed generation; the lock and lease move to the returned run. */
     public synchronized ActiveRun activate(Cancellation c) throws AuthorityException {
-        if (uncertain) {
-            throw new AuthorityException.Uncertain("import of run " + runId + " is uncertain");
-        }
+        requireCertain();
         if (closed || !consumed || lock == null) {
             throw new AuthorityException.State("import of run " + runId + " is " + (closed ? "closed" : "not consumed"));
         }

@@ -261,6 +261,15 @@ class AuthorityFailureTest {
     }
 
     @Test
+    void close_withAnyWait_evenOneWhoseNanosecondsOverflow_closesWhenNoLeaseIsOut() throws Exception {
+        MemoryDirectory dir = new MemoryDirectory();
+        RunAuthority a = Fixtures.open(dir);
+        a.close(Duration.ofSeconds(Long.MAX_VALUE)); // used to throw ArithmeticException
+        assertThat(a.state()).isEqualTo("closed");
+        assertThat(dir.isClosed()).isTrue();
+    }
+
+    @Test
     void close_thenEveryOperationIsClosedAndKeyBytesAreZero() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);

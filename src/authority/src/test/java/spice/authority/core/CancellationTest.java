@@ -21,6 +21,15 @@ class CancellationTest {
     }
 
     @Test
+    void remainingNanos_boundedByTheTimeout_zeroWhenPast_unboundedWithoutADeadline() {
+        long left = Cancellation.withTimeout(Duration.ofSeconds(10)).remainingNanos();
+        assertThat(left).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(10).toNanos());
+        assertThat(Cancellation.withTimeout(Duration.ofSeconds(-1)).remainingNanos()).isZero();
+        assertThat(Cancellation.withTimeout(Duration.ofSeconds(Long.MAX_VALUE)).remainingNanos()).isEqualTo(Long.MAX_VALUE);
+        assertThat(Cancellation.none().remainingNanos()).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
     void noneIsNeverCancelled() {
         Cancellation.none().cancel();
         assertThat(Cancellation.none().isCancelled()).isFalse();

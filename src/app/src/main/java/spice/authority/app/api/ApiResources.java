@@ -309,7 +309,7 @@ public class ApiResources {
             throw new AuthorityException.Verification();
         }
         RunImport imp = counted("prepare_import", () -> authority().prepareImport(env, Cancellation.none()));
-        ImportTx tx = sessions.addImport(s, imp, env.lastSequence());
+        ImportTx tx = sessions.addImport(s, imp);
         return new Dto.ImportView(tx.id(), tx.runId(), Dto.u64(env.lastSequence()), Dto.u64(env.lastSequence() + 1));
     }
 

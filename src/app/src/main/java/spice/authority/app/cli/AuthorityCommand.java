@@ -167,7 +167,7 @@ public final class AuthorityCommand implements Runnable {
         /** Whether the identity file is present (any other refusal: RunAuthority.open reports it). */
         private static boolean hasIdentity(SecureDirectory d) {
             try {
-                java.util.Arrays.fill(d.read("identity.key", AuthorityIdentity.FILE_LENGTH), (byte) 0); // SECURITY: key bytes
+                java.util.Arrays.fill(d.read(AuthorityIdentity.FILE_NAME, AuthorityIdentity.FILE_LENGTH), (byte) 0); // SECURITY: key bytes
                 return true;
             } catch (DirectoryRefusedException e) {
                 return e.category() != DirectoryRefusedException.Category.MISSING;
@@ -190,7 +190,7 @@ public final class AuthorityCommand implements Runnable {
             try (SecureDirectory d = provider.open(path, OpenMode.VALIDATE_ONLY)) {
                 AuthorityIdentityView view;
                 try {
-                    byte[] file = d.read("identity.key", AuthorityIdentity.FILE_LENGTH);
+                    byte[] file = d.read(AuthorityIdentity.FILE_NAME, AuthorityIdentity.FILE_LENGTH);
                     try (AuthorityIdentity id = AuthorityIdentity.parse(file)) {
                         view = new AuthorityIdentityView("valid", id.scopeIdHex(), id.generation());
                     } finally {
@@ -202,7 +202,7 @@ public final class AuthorityCommand implements Runnable {
                     }
                     view = new AuthorityIdentityView("absent", null, 0);
                 } catch (IllegalArgumentException e) {
-                    return refuse(path + "/identity.key: IDENTITY (" + e.getMessage() + ")");
+                    return refuse(path + "/" + AuthorityIdentity.FILE_NAME + ": IDENTITY (" + e.getMessage() + ")");
                 }
                 report(path, "validated", view);
                 return Cli.OK;

@@ -29,7 +29,7 @@ import picocli.CommandLine.Command;
         })
 public final class StatusCommand extends HelperCommand {
     /** Phases in lifecycle order; unknown ones follow in the helper's order. */
-    static final List<String> PHASES = List.of("ACTIVE", "SUSPENDED", "IMPORTING", "COMPLETED", "FAILED", "CANCELLED");
+    static final List<String> PHASES = java.util.Arrays.stream(spice.authority.core.Phase.values()).map(Enum::name).toList();
 
     @Override
     int run(HelperClient client) throws IOException, Refused {

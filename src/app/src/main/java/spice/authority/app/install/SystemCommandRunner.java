@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The real {@link CommandRunner} ({@link CommandRunner#system()}): standard error is discarded,
  * {@link #DEFAULT_TIMEOUT} per command, exit 127 if absent, 124 on a timeout; the command and
- * every process it started are killed once it returns. The timeout is a parameter only so that
+ * every process it started that is still its descendant are killed once it returns. The timeout is a parameter only so that
  * tests need not wait a minute.
  */
 final class SystemCommandRunner implements CommandRunner {
@@ -59,7 +59,9 @@ final class SystemCommandRunner implements CommandRunner {
             if (p != null) {
                 // The whole tree: a child the command started would otherwise outlive it (adopted
                 // by init) and keep the output pipe, and so the reader thread, open. Descendants are
-                // listed before the command is killed, while they are still its descendants.
+                // listed before the command is killed, while they are still its descendants. (A
+                // command that already exited on its own has orphaned its children: they are not
+                // found here; one that keeps standard output open makes the result a timeout.)
                 List<ProcessHandle> tree = p.descendants().toList();
                 p.destroyForcibly();
                 tree.forEach(ProcessHandle::destroyForcibly);

@@ -43,10 +43,10 @@ public class RequestGate {
     }
 
     public boolean awaitIdle(Duration max) {
-        long deadline = System.nanoTime() + max.toNanos();
+        spice.authority.core.Cancellation deadline = spice.authority.core.Cancellation.withTimeout(max); // any length, no overflow
         synchronized (lock) {
             while (inFlight > 0) {
-                long left = deadline - System.nanoTime();
+                long left = deadline.remainingNanos();
                 if (left <= 0) {
                     return false;
                 }

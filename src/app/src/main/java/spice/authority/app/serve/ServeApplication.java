@@ -78,13 +78,27 @@ public final class ServeApplication implements QuarkusApplication {
             return;
         }
         cleanedUp = true;
+        release(ctx);
+    }
+
+    /**
+     * Removes the context's endpoint file (socket or token), zeroes the token, closes the authority
+     * and releases both locks. For {@link #cleanUp()}, and for a start that fails after the
+     * context was prepared, before any listener exists.
+     */
+    static void release(ServeContext ctx) {
         try {
+            // The endpoint file is removed by its path; its directory must still be the one we hold
+            // (and lock) open, else nothing is removed.
+            // RACE: after this check only a process of this user could swap the 0700 directory
+            // or the entry; the removal unlinks a name and never follows it.
+            ctx.endpointDir().revalidate();
             switch (ctx.endpoint()) {
                 case ServeContext.Endpoint.Unix u -> ServeCommand.removeStaleSocket(Path.of(u.socketPath()));
                 case ServeContext.Endpoint.Tcp t -> Files.deleteIfExists(Path.of(t.tokenFile()));
             }
-        } catch (IOException | ServeCommand.Refusal e) {
-            LOG.warnf("could not remove endpoint file: %s", e.getMessage());
+        } catch (IOException | ServeCommand.Refusal | spice.authority.os.DirectoryRefusedException e) {
+            LOG.warnf("endpoint file not removed: %s", e.getMessage());
         }
         if (ctx.bearerToken() != null) {
             java.util.Arrays.fill(ctx.bearerToken(), (byte) 0);

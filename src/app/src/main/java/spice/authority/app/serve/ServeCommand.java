@@ -135,8 +135,13 @@ public final class ServeCommand implements Callable<Integer> {
         }
         try {
             ServeContext ctx = prepare();
-            ServeContext.install(ctx);
-            configureQuarkus(ctx);
+            try {
+                ServeContext.install(ctx);
+                configureQuarkus(ctx);
+            } catch (RuntimeException e) {
+                ServeApplication.release(ctx); // the locks, the authority and the endpoint file
+                throw e;
+            }
         } catch (Refusal r) {
             err.println("spice-authority: refused to start: " + r.getMessage());
             err.flush();
@@ -266,13 +271,13 @@ public final class ServeCommand implements Callable<Integer> {
 
     /** Removes a leftover socket file, and only a socket (never follows or deletes anything else). */
     static void removeStaleSocket(Path sock) throws IOException, Refusal {
-        java.nio.file.attribute.BasicFileAttributes a;
+        int mode;
         try {
-            a = Files.readAttributes(sock, java.nio.file.attribute.BasicFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            mode = (Integer) Files.getAttribute(sock, "unix:mode", java.nio.file.LinkOption.NOFOLLOW_LINKS);
         } catch (java.nio.file.NoSuchFileException e) {
             return;
         }
-        if (!a.isOther()) {
+        if ((mode & S_IFMT) != S_IFSOCK) { // not a FIFO, a device node or anything else "other"
             throw new Refusal(sock + ": TYPE (exists and is not a socket; not removing it)");
         }
         // RACE: between the check and the unlink only a process of this user (the directory is
@@ -280,6 +285,9 @@ public final class ServeCommand implements Callable<Integer> {
         // a name, never follows it, and the authority directory is proven apart.
         Files.deleteIfExists(sock);
     }
+
+    private static final int S_IFMT = 0170000;
+    private static final int S_IFSOCK = 0140000;
 
     private static SecureDirectory open(SecureDirectoryProvider provider, String path) throws Refusal {
         try {

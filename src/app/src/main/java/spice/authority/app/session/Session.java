@@ -71,10 +71,10 @@ public final class Session {
         return imports.size();
     }
 
-    /** The id is a bearer secret on TCP: never printed whole. */
+    /** The id is a bearer secret on TCP: never printed, not even in part. */
     @Override
     public String toString() {
-        return "Session[" + id.substring(0, 8) + "…, pid=" + pid + ", runs=" + runs.keySet() + ", imports=" + imports.size()
+        return "Session[pid=" + pid + ", runs=" + runs.keySet() + ", imports=" + imports.size()
                 + (closed ? ", closed: " + closeReason : "") + "]";
     }
 }

@@ -192,6 +192,8 @@ public class SessionRegistry {
         }
         s.runs.put(run.runId(), run);
         runOwners.put(run.runId(), s);
+        // RACE: as in addImport: close() marks before it walks s.runs, so the lease is released by
+        // that walk or by this re-check (release is idempotent), never by neither.
         if (s.isClosed()) {
             release(s, run.runId());
         }
@@ -221,10 +223,13 @@ public class SessionRegistry {
         }
     }
 
-    public ImportTx addImport(Session s, RunImport imp, long lastSequence) {
-        ImportTx tx = new ImportTx(newId(), s, imp, imp.runId(), lastSequence);
+    public ImportTx addImport(Session s, RunImport imp) {
+        ImportTx tx = new ImportTx(newId(), s, imp);
         s.imports.put(tx.id(), tx);
         imports.put(tx.id(), tx);
+        // RACE: the exit watcher may close the session at any moment. close() marks the session
+        // closed before it walks its maps, so either that walk sees the entry just added, or this
+        // re-check sees the mark; both may act, and removeImport and abort are idempotent.
         if (s.isClosed()) {
             removeImport(tx);
             try {

@@ -178,4 +178,25 @@ class ServeCleanUpTest {
             }
         }
     }
+
+    @Test
+    void removeStaleSocket_removesASocket_refusesAFifoOrAFile_andIgnoresAbsence(@TempDir Path dir) throws Exception {
+        Path sock = dir.resolve("s.sock");
+        try (ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            ch.bind(UnixDomainSocketAddress.of(sock));
+        }
+        ServeCommand.removeStaleSocket(sock);
+        assertThat(Files.exists(sock, java.nio.file.LinkOption.NOFOLLOW_LINKS)).isFalse();
+        ServeCommand.removeStaleSocket(sock); // absent: nothing to do
+
+        Path fifo = dir.resolve("fifo");
+        Process mk = new ProcessBuilder("mkfifo", fifo.toString()).start();
+        assertThat(mk.waitFor()).isZero();
+        Path file = Files.writeString(dir.resolve("file"), "x");
+        for (Path p : List.of(fifo, file)) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> ServeCommand.removeStaleSocket(p))
+                    .isInstanceOf(ServeCommand.Refusal.class).hasMessageContaining("is not a socket");
+            assertThat(Files.exists(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)).as(p.toString()).isTrue();
+        }
+    }
 }
