@@ -22,9 +22,14 @@ import spice.authority.os.ProcessWatcher;
  * <p><b>Guarantees.</b> Those of {@link ProcessWatcher}. In addition: each pidfd is closed
  * exactly once, by whichever of {@link Watch#close()} and the poll thread removes its watch
  * from the registry first (under the lock); {@code onExit} runs on a two-thread daemon
- * executor, never on the poll thread and never under the lock. If {@code poll} itself fails
- * (it should not), every registered watch fires: a host whose death can no longer be
- * noticed loses its session (fail closed).
+ * executor, never on the poll thread and never under the lock.
+ *
+ * <p>Unknown is not dead: a watch fires only on a proof (its pidfd became readable, the pid
+ * has no process, or it has another start time). If {@code poll} fails, the loop waits and
+ * polls again; if the poll thread dies, the watcher is no longer {@link #healthy()} and refuses
+ * new watches, but every registered watch stays registered with its pidfd, so
+ * {@link Watch#liveness()} still answers from the kernel and a proven exit still fires there.
+ * A lease is never released because the helper failed.
  */
 final class PidfdProcessWatcher implements ProcessWatcher {
 
@@ -34,6 +39,8 @@ final class PidfdProcessWatcher implements ProcessWatcher {
     private static final int PENDING = 1;
     private static final int DONE = 2;
     private static final int CLOSED = 3;
+    /** revents of a pidfd whose process exited: readable (and, once reaped, hung up). */
+    private static final short EXITED = (short) (Libc.P.POLLIN | Libc.P.POLLHUP);
 
     private static final class Holder {
         static final PidfdProcessWatcher INSTANCE = new PidfdProcessWatcher();
@@ -73,24 +80,36 @@ final class PidfdProcessWatcher implements ProcessWatcher {
     }
 
     @Override
-    public OptionalLong startTime(long pid) {
+    public OptionalLong startTime(long pid) throws ProcessWatchException {
         return ProcFs.startTime(pid);
     }
 
     @Override
-    public boolean isAlive(long pid, long startTime) {
-        OptionalLong now = ProcFs.startTime(pid);
-        return now.isPresent() && now.getAsLong() == startTime;
+    public Liveness liveness(long pid, long startTime) {
+        OptionalLong now;
+        try {
+            now = ProcFs.startTime(pid);
+        } catch (ProcessWatchException e) {
+            return Liveness.UNKNOWN;
+        }
+        return now.isPresent() && now.getAsLong() == startTime ? Liveness.ALIVE : Liveness.DEAD;
     }
 
     @Override
-    public OptionalLong parentPid(long pid) {
+    public OptionalLong parentPid(long pid) throws ProcessWatchException {
         return ProcFs.parentPid(pid);
     }
 
     @Override
-    public OptionalLong realUid(long pid) {
+    public OptionalLong realUid(long pid) throws ProcessWatchException {
         return ProcFs.realUid(pid);
+    }
+
+    @Override
+    public boolean healthy() {
+        synchronized (lock) {
+            return !dead;
+        }
     }
 
     @Override
@@ -113,11 +132,19 @@ final class PidfdProcessWatcher implements ProcessWatcher {
         // RACE: the pid may have been reused between the caller's startTime() and pidfd_open,
         // so the pidfd may name another process. Reading the start time again *after* the open
         // settles it: the original process held the pid before the open and holds it now, and
-        // a process never gets its pid back, so the pidfd names it. A mismatch (or exit) fires.
-        if (!isAlive(pid, startTime)) {
-            closeQuietly(fd);
-            w.fire();
-            return w;
+        // a process never gets its pid back, so the pidfd names it. A mismatch (or exit) fires;
+        // a check that cannot be made registers nothing (unknown is not dead, nor alive).
+        switch (liveness(pid, startTime)) {
+            case DEAD -> {
+                closeQuietly(fd);
+                w.fire();
+                return w;
+            }
+            case UNKNOWN -> {
+                closeQuietly(fd);
+                throw new ProcessWatchException("cannot watch process " + pid + ": its start time cannot be read");
+            }
+            case ALIVE -> { }
         }
         synchronized (lock) {
             try {
@@ -182,13 +209,17 @@ final class PidfdProcessWatcher implements ProcessWatcher {
         try {
             pollUntilFailure(wake);
         } catch (Throwable t) {
-            // SECURITY: fail closed: no exit would be noticed from now on, so end every session
-            // now and refuse new watches.
+            // SECURITY: unknown is not dead. No exit is noticed promptly from now on, but a
+            // watcher failure proves nothing about the hosts: firing would release the leases
+            // of live hosts (two owners of one run). The watches stay registered with their
+            // pidfds, Watch.liveness() still answers from the kernel (and fires on a proven
+            // exit), new watches are refused and healthy() turns false.
             synchronized (lock) {
                 dead = true;
             }
-            LOG.log(System.Logger.Level.ERROR, "process watcher stopped ({0}); firing every watch", t.toString());
-            fireAll();
+            LOG.log(System.Logger.Level.ERROR,
+                    "process watcher stopped ({0}); exits are no longer noticed promptly, sessions stay until proven dead; restart the helper",
+                    t.toString());
             if (t instanceof Error e) {
                 throw e;
             }
@@ -221,14 +252,16 @@ final class PidfdProcessWatcher implements ProcessWatcher {
                     drain(wake);
                 }
                 for (int i = 1; i < fds.length; i++) {
-                    if (revents[i] != 0) {
+                    if ((revents[i] & EXITED) != 0) {
                         exited(ws[i - 1], fds[i]);
+                    } else if (revents[i] != 0) {
+                        lost(ws[i - 1], fds[i], revents[i]);
                     }
                 }
             } catch (PosixException | RuntimeException e) {
+                // SECURITY: unknown is not dead: nothing fires; poll again after a pause.
                 LOG.log(System.Logger.Level.ERROR,
-                        "process watcher: poll failed ({0}); firing every watch", e.getMessage());
-                fireAll();
+                        "process watcher: poll failed ({0}); retrying, no watch fires on a failure", e.getMessage());
                 Thread.sleep(100); // a persistent failure must not spin
             }
         }
@@ -253,19 +286,21 @@ final class PidfdProcessWatcher implements ProcessWatcher {
         w.fire();
     }
 
-    private void fireAll() {
-        PidfdWatch[] ws;
+    /**
+     * A pidfd reported something other than an exit (POLLERR, POLLNVAL: it should not). That is
+     * no proof of death: the watch leaves the poll set (so the loop does not spin on it) and
+     * keeps answering {@link Watch#liveness()} from {@code /proc}, which fires it on a proof.
+     */
+    private void lost(PidfdWatch w, int fd, short revents) {
         synchronized (lock) {
-            ws = registered.values().toArray(new PidfdWatch[0]);
-            for (PidfdWatch w : ws) {
-                closeQuietly(w.fd);
-                w.fd = -1;
+            if (!registered.remove(fd, w)) {
+                return; // closed meanwhile
             }
-            registered.clear();
+            w.fd = -1;
+            closeQuietly(fd);
         }
-        for (PidfdWatch w : ws) {
-            w.fire();
-        }
+        LOG.log(System.Logger.Level.ERROR, "process watcher: pidfd of pid {0} reported 0x{1}; watching it by /proc from now on",
+                w.pid, Integer.toHexString(revents & 0xFFFF));
     }
 
     private static void closeQuietly(int fd) {
@@ -314,6 +349,50 @@ final class PidfdProcessWatcher implements ProcessWatcher {
                     LOG.log(System.Logger.Level.ERROR, "process watcher: onExit of pid " + pid + " failed", e);
                 }
             }
+        }
+
+        @Override
+        public Liveness liveness() {
+            int s = state.get();
+            if (s == PENDING || s == DONE) {
+                return Liveness.DEAD;
+            }
+            if (s == CLOSED) {
+                return Liveness.UNKNOWN;
+            }
+            int fd;
+            Liveness answer;
+            synchronized (lock) {
+                fd = this.fd;
+                // Under the lock: the poll thread cannot close this pidfd while it is polled here.
+                answer = fd >= 0 ? pollOnce(fd) : null;
+            }
+            if (answer == null) {
+                // Not in the poll set (lost, see lost()): ask /proc, which needs a descriptor.
+                answer = PidfdProcessWatcher.this.liveness(pid, startTime);
+            }
+            if (answer == Liveness.DEAD) {
+                if (fd >= 0) {
+                    exited(this, fd);
+                } else {
+                    fire();
+                }
+            }
+            return answer;
+        }
+
+        /** The pidfd's state without blocking: readable is a proven exit; a failure is unknown. */
+        private Liveness pollOnce(int fd) {
+            short[] revents = new short[1];
+            try {
+                Libc.poll(new int[] {fd}, new short[] {(short) Libc.P.POLLIN}, revents, 0);
+            } catch (PosixException | RuntimeException e) {
+                return Liveness.UNKNOWN;
+            }
+            if ((revents[0] & EXITED) != 0) {
+                return Liveness.DEAD;
+            }
+            return revents[0] == 0 ? Liveness.ALIVE : Liveness.UNKNOWN;
         }
 
         @Override

@@ -16,6 +16,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import spice.authority.os.ProcessWatchException;
 import spice.authority.os.ProcessWatcher;
 import spice.authority.os.SecureDirectories;
 
@@ -40,7 +41,7 @@ class ProcessWatcherTest {
         return sleepers.start();
     }
 
-    private static long startTimeOf(Process p) {
+    private static long startTimeOf(Process p) throws ProcessWatchException {
         return watcher.startTime(p.pid()).orElseThrow();
     }
 
@@ -208,15 +209,30 @@ class ProcessWatcherTest {
     }
 
     @Test
-    void isAlive_trueWhileRunning_falseAfterExit() throws Exception {
+    void liveness_aliveWhileRunning_deadAfterExit() throws Exception {
         Process child = sleeper();
         long st = startTimeOf(child);
-        assertThat(watcher.isAlive(child.pid(), st)).isTrue();
-        assertThat(watcher.isAlive(child.pid(), st + 1)).as("other start time").isFalse();
+        assertThat(watcher.liveness(child.pid(), st)).isEqualTo(ProcessWatcher.Liveness.ALIVE);
+        assertThat(watcher.liveness(child.pid(), st + 1)).as("other start time").isEqualTo(ProcessWatcher.Liveness.DEAD);
         child.destroyForcibly();
         assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(watcher.isAlive(child.pid(), st)).isFalse();
+        assertThat(watcher.liveness(child.pid(), st)).isEqualTo(ProcessWatcher.Liveness.DEAD);
         assertThat(watcher.startTime(child.pid())).isEmpty();
+    }
+
+    @Test
+    void watchLiveness_fromThePidfd_aliveThenDead() throws Exception {
+        Process child = sleeper();
+        long st = startTimeOf(child);
+        CountDownLatch fired = new CountDownLatch(1);
+        ProcessWatcher.Watch w = watcher.watch(child.pid(), st, fired::countDown);
+        assertThat(w.liveness()).isEqualTo(ProcessWatcher.Liveness.ALIVE);
+        child.destroyForcibly();
+        assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(fired.await(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(w.liveness()).isEqualTo(ProcessWatcher.Liveness.DEAD);
+        w.close();
+        assertThat(w.liveness()).as("a closed watch knows nothing").isEqualTo(ProcessWatcher.Liveness.DEAD);
     }
 
     @Test

@@ -17,12 +17,18 @@ import java.util.OptionalLong;
  * <p><b>Guarantees.</b>
  * <ul>
  *   <li>A process that has exited is never reported alive, and a new process that has reused
- *       the pid is never taken for the old one: {@link #isAlive} and {@link #watch} compare
+ *       the pid is never taken for the old one: {@link #liveness} and {@link #watch} compare
  *       the start time. A zombie (exited, not yet reaped) counts as exited.</li>
+ *   <li>Unknown is not dead: a check that fails (descriptor or memory exhaustion, an
+ *       unreadable {@code /proc}) answers {@link Liveness#UNKNOWN} or throws
+ *       {@link ProcessWatchException}; it never reports a death and never fires a watch. Only
+ *       a proof (the kernel's exit notification, "no such process", or another start time
+ *       at the pid) does.</li>
  *   <li>Each {@link #watch} calls its {@code onExit} at most once, and exactly once unless the
- *       watch is closed first. It is called within milliseconds of the exit (the kernel
- *       notifies; nothing polls on a timer), or at once when the process is already gone or
- *       the pid now belongs to a process with another start time.</li>
+ *       watch is closed first and unless the process never exits. It is called within
+ *       milliseconds of the exit (the kernel notifies; nothing polls on a timer), or at once
+ *       when the process is proven already gone or the pid now belongs to a process with
+ *       another start time.</li>
  *   <li>{@code onExit} never runs on the caller's thread and never while a lock of the
  *       watcher is held; it runs on a small daemon executor shared by all watches, so it may
  *       block briefly but should not block for long.</li>
@@ -35,19 +41,37 @@ import java.util.OptionalLong;
 public interface ProcessWatcher {
 
     /**
+     * What a liveness check established. Only {@link #DEAD} is a proof: the process exited, or
+     * the pid now belongs to a process with another start time. {@link #UNKNOWN} means the check
+     * itself failed (no descriptor left, no memory, {@code /proc} unreadable, ...): it is never
+     * taken for a death, because releasing a live host's lease would break fencing.
+     */
+    enum Liveness {
+        /** The process is running and is the one that was identified (same start time). */
+        ALIVE,
+        /** Proven gone: exited (zombie included), or its pid belongs to another process now. */
+        DEAD,
+        /** The check could not be made; nothing may be released or let in on this answer. */
+        UNKNOWN
+    }
+
+    /**
      * The start time of a live process.
      *
      * @param pid the process id
-     * @return its start time, or empty if there is no such process, it has exited (zombie),
-     *     or it cannot be inspected
+     * @return its start time, or empty when the process is proven absent: there is no such
+     *     process, or it has exited (zombie)
+     * @throws ProcessWatchException when the process cannot be inspected (descriptor or memory
+     *     exhaustion, an unreadable {@code /proc}): whether it exists is unknown
      */
-    OptionalLong startTime(long pid);
+    OptionalLong startTime(long pid) throws ProcessWatchException;
 
     /**
-     * Whether the process {@code pid} exists, has not exited, and started at {@code startTime}.
-     * False once the pid is reused by another process.
+     * Whether the process {@code pid} that started at {@code startTime} is still running.
+     * {@link Liveness#DEAD} once it has exited or the pid is reused by another process;
+     * {@link Liveness#UNKNOWN} when the check could not be made.
      */
-    boolean isAlive(long pid, long startTime);
+    Liveness liveness(long pid, long startTime);
 
     /**
      * The real uid of a process, used to check that a pid declared by a TCP host belongs to
@@ -55,28 +79,43 @@ public interface ProcessWatcher {
      *
      * <p>RACE: the answer is about whatever process holds the pid at the time of the call.
      * To bind it to a known process, read {@link #startTime} first, then the uid, then
-     * confirm with {@link #isAlive}{@code (pid, startTime)}: if the process was the same
+     * confirm with {@link #liveness}{@code (pid, startTime)}: if the process was the same
      * before and after, the uid belongs to it.
      *
-     * @return the real uid, or empty if there is no such process or it cannot be inspected
+     * @return the real uid, or empty if there is no such process
+     * @throws ProcessWatchException when the process cannot be inspected
      */
-    OptionalLong realUid(long pid);
+    OptionalLong realUid(long pid) throws ProcessWatchException;
 
     /**
      * The parent pid of a live process, or empty when there is no such process. Used to accept a
      * host that declares an ancestor of the connecting process (a shell running curl) as itself.
+     *
+     * @throws ProcessWatchException when the process cannot be inspected
      */
-    OptionalLong parentPid(long pid);
+    OptionalLong parentPid(long pid) throws ProcessWatchException;
+
+    /**
+     * Whether exits are still noticed promptly. False once the watcher's own machinery failed
+     * (its notification thread died): registered watches then stay registered and never fire on
+     * their own (a failure is not a death), {@link Watch#liveness()} still answers, and new
+     * watches are refused.
+     */
+    default boolean healthy() {
+        return true;
+    }
 
     /**
      * Watches a process until it exits.
      *
      * @param pid the process id
      * @param startTime its start time, as returned by {@link #startTime}
-     * @param onExit called once, promptly, after the process exits (see the class guarantees)
+     * @param onExit called once, promptly, after the process is proven to have exited (see the
+     *     class guarantees); never on an unknown
      * @return the watch; close it to cancel
-     * @throws ProcessWatchException if the platform cannot watch processes here (the watch is
-     *     then not registered and {@code onExit} is never called)
+     * @throws ProcessWatchException if the platform cannot watch the process here (no
+     *     facility, no descriptor left, the watcher stopped, or the process's liveness could not
+     *     be established): the watch is then not registered and {@code onExit} is never called
      */
     Watch watch(long pid, long startTime, Runnable onExit) throws ProcessWatchException;
 
@@ -88,6 +127,14 @@ public interface ProcessWatcher {
 
         /** The start time the watch was registered with. */
         long startTime();
+
+        /**
+         * Whether the watched process is still running, answered from what the watch already
+         * holds (on Linux its pidfd: no new descriptor is needed, so the answer is sound even
+         * when the helper has run out of descriptors). {@link Liveness#DEAD} once the watch has
+         * fired; {@link Liveness#UNKNOWN} after {@link #close()} or when the check fails.
+         */
+        Liveness liveness();
 
         /** Cancels the watch: {@code onExit} will not start after this returns. Never throws. */
         @Override
