@@ -94,8 +94,10 @@ public class ApiResources {
     @APIResponse(responseCode = "400", description = "invalid_request: pid missing (TCP) or process not running",
             content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "401", description = "unauthorized: another user's process", content = @Content(mediaType = PROBLEM))
-    public Dto.SessionResponse openSession(@Context RoutingContext rc,
-            @RequestBody(required = false, content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Dto.SessionRequest.class))) byte[] body) {
+    @APIResponse(responseCode = "429", description = "busy: the process has its quota of sessions", content = @Content(mediaType = PROBLEM))
+    @RequestBody(required = false, content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Dto.SessionRequest.class)))
+    public Dto.SessionResponse openSession(@Context RoutingContext rc) {
+        byte[] body = BodyReader.of(rc);
         Caller caller = Caller.of(rc);
         long pid;
         boolean fromCreds;
@@ -180,16 +182,21 @@ public class ApiResources {
     @Operation(summary = "Start: durable ACTIVE at generation 1, lease to the session")
     @APIResponse(responseCode = "200", description = "the run")
     @APIResponse(responseCode = "409", description = "busy or state_conflict (the run ID exists)", content = @Content(mediaType = PROBLEM))
-    public Dto.RunView start(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId,
-            @RequestBody(required = true, content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Dto.StartRequest.class))) byte[] body) throws AuthorityException {
+    @APIResponse(responseCode = "429", description = "busy: the session's lease quota or the helper's descriptor reserve", content = @Content(mediaType = PROBLEM))
+    @RequestBody(required = true, content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Dto.StartRequest.class)))
+    public Dto.RunView start(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId) throws AuthorityException {
+        byte[] body = BodyReader.of(rc);
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
         Dto.StartRequest req = Dto.StartRequest.read(body, config.maxControlBody());
         if (req == null || req.runId() == null) {
             throw ApiException.invalidRequest("POST /v1/runs needs {\"run_id\": \"...\"}");
         }
-        ActiveRun run = counted("start", () -> authority().start(req.runId(), Cancellation.none()));
-        sessions.own(s, run);
-        LOG.infof("run %s started (generation 1)", req.runId());
+        ActiveRun run;
+        try (SessionRegistry.Admission admitted = sessions.admitLease(s)) {
+            run = counted("start", () -> authority().start(req.runId(), Cancellation.none()));
+            sessions.own(s, run);
+        }
+        LOG.infof("run %s started (generation 1)", LogText.of(req.runId()));
         return new Dto.RunView(run.runId(), "ACTIVE", Dto.u64(run.runGeneration()), true);
     }
 
@@ -213,8 +220,10 @@ public class ApiResources {
     @APIResponse(responseCode = "422", description = "invalid_snapshot with the rule id", content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "409", description = "state_conflict (a different snapshot, or not owned)", content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "500", description = "uncertain: the write's outcome is unknown", content = @Content(mediaType = PROBLEM))
+    @RequestBody(required = true, content = @Content(mediaType = Bodies.PAYLOAD))
     public Response sign(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @HeaderParam("Accept") String accept,
-                         @PathParam("run_id") String runId, byte[] body) throws AuthorityException {
+                         @PathParam("run_id") String runId) throws AuthorityException {
+        byte[] body = BodyReader.of(rc);
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
         Bodies.requireSize(body, Snapshot.MAX_PAYLOAD_BYTES, "payload");
         Snapshot snapshot;
@@ -232,7 +241,7 @@ public class ApiResources {
         if (run.isClosed()) {
             sessions.forget(s, runId); // terminal: the lease ended with the tombstone
         }
-        LOG.infof("run %s signed %s at sequence %s", runId, snapshot.status().wire(), Long.toUnsignedString(snapshot.lastSequence()));
+        LOG.infof("run %s signed %s at sequence %s", LogText.of(runId), snapshot.status().wire(), Long.toUnsignedString(snapshot.lastSequence()));
         return envelopeResponse(env, accept);
     }
 
@@ -280,8 +289,10 @@ public class ApiResources {
             throws AuthorityException {
         sessions.require(sessionId, Caller.of(rc).peerPid());
         // A live owner (a session here, an import, or another process) holds the run's lock: abandon refuses busy.
+        // An owner proven dead whose exit was not handled yet is closed first; an unknown one keeps the run.
+        sessions.reapOwnerIfDead(runId);
         RunRecord r = counted("abandon", () -> authority().abandon(runId, Cancellation.none()));
-        LOG.infof("run %s abandoned by the operator (CANCELLED at generation %s)", runId, Long.toUnsignedString(r.runGeneration()));
+        LOG.infof("run %s abandoned by the operator (CANCELLED at generation %s)", LogText.of(runId), Long.toUnsignedString(r.runGeneration()));
         return view(r);
     }
 
@@ -296,8 +307,12 @@ public class ApiResources {
     @APIResponse(responseCode = "403", description = "verification_failed (one identical body for every authenticity failure)",
             content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "409", description = "busy: the owner is alive", content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "429", description = "busy: the session's import or lease quota, or the helper's descriptor reserve",
+            content = @Content(mediaType = PROBLEM))
+    @RequestBody(required = true, content = @Content(mediaType = Bodies.PROTOBUF))
     public Dto.ImportView prepare(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId,
-                                  @HeaderParam("Content-Type") String contentType, byte[] body) throws AuthorityException {
+                                  @HeaderParam("Content-Type") String contentType) throws AuthorityException {
+        byte[] body = BodyReader.of(rc);
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
         Bodies.requireSize(body, Envelope.MAX_ENCODED_BYTES * 2, "envelope");
         Envelope env;
@@ -308,8 +323,14 @@ public class ApiResources {
             transition("prepare_import", "verification_failed");
             throw new AuthorityException.Verification();
         }
-        RunImport imp = counted("prepare_import", () -> authority().prepareImport(env, Cancellation.none()));
-        ImportTx tx = sessions.addImport(s, imp);
+        // An owner proven dead whose exit was not handled yet is closed first (as its exit would
+        // have); an alive or unknown owner keeps the run's lock, and the import is busy.
+        sessions.reapOwnerIfDead(env.runId());
+        ImportTx tx;
+        try (SessionRegistry.Admission admitted = sessions.admitImport(s)) {
+            RunImport imp = counted("prepare_import", () -> authority().prepareImport(env, Cancellation.none()));
+            tx = sessions.addImport(s, imp);
+        }
         return new Dto.ImportView(tx.id(), tx.runId(), Dto.u64(env.lastSequence()), Dto.u64(env.lastSequence() + 1));
     }
 
@@ -340,7 +361,7 @@ public class ApiResources {
         ActiveRun run = counted("activate", () -> tx.runImport().activate(Cancellation.none()));
         sessions.removeImport(tx);
         sessions.own(s, run);
-        LOG.infof("run %s imported and active at generation %s", tx.runId(), Long.toUnsignedString(run.runGeneration()));
+        LOG.infof("run %s imported and active at generation %s", LogText.of(tx.runId()), Long.toUnsignedString(run.runGeneration()));
         return new Dto.RunView(tx.runId(), "ACTIVE", Dto.u64(run.runGeneration()), true);
     }
 
@@ -365,7 +386,9 @@ public class ApiResources {
     @Consumes({Bodies.PROTOBUF, MediaType.APPLICATION_JSON, MediaType.APPLICATION_OCTET_STREAM})
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Structural validation and a JSON view of an envelope (never says it is authentic)")
-    public Response inspect(@HeaderParam("Content-Type") String contentType, byte[] body) {
+    @RequestBody(required = true, content = @Content(mediaType = Bodies.PROTOBUF))
+    public Response inspect(@Context RoutingContext rc, @HeaderParam("Content-Type") String contentType) {
+        byte[] body = BodyReader.of(rc);
         Bodies.requireSize(body, Envelope.MAX_ENCODED_BYTES * 2, "envelope");
         Envelope env;
         boolean json = contentType != null && contentType.startsWith(MediaType.APPLICATION_JSON);

@@ -50,4 +50,30 @@ public class ProblemMappers {
         LOG.errorf("unexpected %s in request handling", e.getClass().getName());
         return problem(500, "unavailable", "internal error", null);
     }
+
+    /**
+     * An {@link Error} (out of memory, stack overflow) while a request ran: answered as a problem,
+     * and the helper keeps serving. A durable write that the error interrupted has already fenced
+     * its run and answered {@code uncertain} in the authority; an error elsewhere in a mutating
+     * call still leaves the caller unable to tell whether the call took effect, so it is
+     * {@code uncertain} too; a read is {@code unavailable}.
+     */
+    @ServerExceptionMapper
+    public Response fatal(Error e, jakarta.ws.rs.core.Request request) {
+        return fatalProblem(e, request.getMethod());
+    }
+
+    Response fatalProblem(Throwable e, String method) {
+        LOG.errorf("%s in request handling; the helper goes on serving", e.getClass().getName());
+        if (isRead(method)) {
+            Response r = problem(503, "unavailable", "internal error (" + e.getClass().getSimpleName() + "); nothing was changed, retry", null);
+            return Response.fromResponse(r).header("Retry-After", "1").build();
+        }
+        return problem(500, "uncertain", "internal error (" + e.getClass().getSimpleName()
+                + ") while the call ran; whether it took effect is unknown: read the run's state before anything else", null);
+    }
+
+    static boolean isRead(String method) {
+        return "GET".equals(method) || "HEAD".equals(method) || "OPTIONS".equals(method);
+    }
 }

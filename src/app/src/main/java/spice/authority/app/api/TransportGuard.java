@@ -35,21 +35,57 @@ public class TransportGuard {
         filters.register(this::filter, 10_000);
     }
 
+    /**
+     * The first failure handler of every route: whatever failed outside the resources (an
+     * {@link Error} in a filter or a route, a status set by Vert.x itself) is answered as a
+     * problem, never as Quarkus's default page, and the helper keeps serving.
+     */
+    void registerFailureHandler(@Observes io.vertx.ext.web.Router router) {
+        router.route().order(Integer.MIN_VALUE).failureHandler(this::failed);
+    }
+
+    private void failed(RoutingContext rc) {
+        if (rc.response().ended() || rc.response().closed()) {
+            return;
+        }
+        Throwable t = rc.failure();
+        int status = rc.statusCode();
+        if (t == null && status >= 400 && status < 500) {
+            String code = status == 401 ? "unauthorized" : status == 404 ? "not_found" : "invalid_request";
+            fail(rc, status, code, status == 413 ? "request body too large" : "request refused (HTTP " + status + ")", status == 413);
+            return;
+        }
+        org.jboss.logging.Logger.getLogger(TransportGuard.class).errorf("%s outside the resources; the helper goes on serving",
+                t == null ? "HTTP " + status : t.getClass().getName());
+        String method = rc.request().method().name();
+        if (ProblemMappers.isRead(method)) {
+            fail(rc, 503, "unavailable", "internal error; nothing was changed, retry", false);
+        } else {
+            fail(rc, 500, "uncertain", "internal error while the call ran; whether it took effect is unknown: read the run's state before anything else", false);
+        }
+    }
+
     private void filter(RoutingContext rc) {
         ServeContext ctx = ServeContext.current();
         if (ctx == null) {
-            fail(rc, 503, "unavailable", "helper not initialised");
+            fail(rc, 503, "unavailable", "helper not initialised", false);
             return;
         }
         if (ctx.endpoint() instanceof ServeContext.Endpoint.Unix) {
             PeerCredentials pc = peer(rc.request().connection());
             if (pc == null) {
-                fail(rc, 401, "unauthorized", "peer credentials unavailable");
+                fail(rc, 401, "unauthorized", "peer credentials unavailable", true);
                 return;
             }
             if (pc.uid() != ctx.effectiveUid()) {
                 // SECURITY: only processes of the helper's own user may talk to it.
-                fail(rc, 401, "unauthorized", "the caller's user id differs from the helper's");
+                fail(rc, 401, "unauthorized", "the caller's user id differs from the helper's", true);
+                return;
+            }
+            if (!admitted(rc.request().connection(), pc.pid())) {
+                fail(rc, 429, "busy", "process " + pc.pid() + " has " + quotas.connectionsOf(pc.pid())
+                        + " open connections; the quota spice.authority.max-connections-per-process is "
+                        + quotas.maxConnectionsPerProcess(), true);
                 return;
             }
             rc.put(PEER_PID, (long) pc.pid());
@@ -58,56 +94,77 @@ public class TransportGuard {
             byte[] want = ctx.bearerToken();
             byte[] got = auth != null && auth.startsWith("Bearer ") ? auth.substring(7).trim().getBytes(StandardCharsets.US_ASCII) : new byte[0];
             if (!MessageDigest.isEqual(want, got)) {
-                fail(rc, 401, "unauthorized", "missing or wrong bearer token (see the token file)");
+                fail(rc, 401, "unauthorized", "missing or wrong bearer token (see the token file)", true);
                 return;
             }
         }
-        String refusal = bodyTooLarge(rc);
-        if (refusal != null) {
-            fail(rc, 413, "invalid_request", refusal);
-            return;
-        }
         if (!gate.enter()) {
-            fail(rc, 503, "closing", "the helper is shutting down");
+            fail(rc, 503, "closing", "the helper is shutting down", true);
             return;
         }
-        rc.addEndHandler(v -> gate.exit());
-        rc.next();
+        // In-flight accounting ends exactly once on every path: answered, refused or cut off.
+        java.util.concurrent.atomic.AtomicBoolean exited = new java.util.concurrent.atomic.AtomicBoolean();
+        rc.addEndHandler(v -> {
+            if (exited.compareAndSet(false, true)) {
+                gate.exit();
+            }
+        });
+        bodies.read(rc, limitOf(rc), (status, code, detail) -> fail(rc, status, code, detail, true));
     }
 
     @Inject
     spice.authority.app.serve.HelperConfig config;
 
+    @Inject
+    spice.authority.app.session.Quotas quotas;
+
+    @Inject
+    BodyReader bodies;
+
+    @Inject
+    Metrics metrics;
+
+    /** Attribute marking a connection already counted against its process's connection quota. */
+    private static final AttributeKey<Boolean> COUNTED = AttributeKey.valueOf("spice.peer.counted");
+
     /**
-     * Refuses a body above its endpoint's bound from Content-Length, before any of it is read:
-     * payloads 16 MiB, envelopes the envelope bound (JSON mapping: base64 of it plus headroom),
-     * control bodies {@code spice.authority.max-control-body}. Bodies without Content-Length are
-     * bounded by {@code quarkus.http.limits.max-body-size} and checked again after reading.
+     * Counts a Unix-socket connection against its process's quota the first time one of its
+     * requests arrives; the count drops when the connection closes. A connection over the quota
+     * is refused (and closed) on every request.
      */
-    String bodyTooLarge(RoutingContext rc) {
-        String cl = rc.request().getHeader("Content-Length");
-        if (cl == null) {
-            return null;
+    private boolean admitted(HttpConnection conn, int pid) {
+        if (!(conn instanceof ConnectionBase cb)) {
+            return false;
         }
-        long length;
-        try {
-            length = Long.parseLong(cl.trim());
-        } catch (NumberFormatException e) {
-            return "malformed Content-Length";
+        Channel ch = cb.channel();
+        Boolean counted = ch.attr(COUNTED).get();
+        if (counted != null) {
+            return counted;
         }
+        boolean ok = quotas.connectionOpened(pid);
+        ch.attr(COUNTED).set(ok);
+        if (ok) {
+            ch.closeFuture().addListener(f -> quotas.connectionClosed(pid));
+        }
+        return ok;
+    }
+
+    /**
+     * The largest body of this route: payloads 16 MiB, envelopes the envelope bound (JSON mapping:
+     * base64 of it plus headroom), everything else {@code spice.authority.max-control-body}.
+     */
+    long limitOf(RoutingContext rc) {
         String path = rc.normalizedPath();
-        long max;
         if (path.startsWith("/v1/runs/") && path.endsWith("/snapshots")) {
-            max = spice.authority.snapshot.payload.Snapshot.MAX_PAYLOAD_BYTES;
-        } else if (path.equals("/v1/imports") || path.equals("/v1/snapshots/inspect")) {
+            return spice.authority.snapshot.payload.Snapshot.MAX_PAYLOAD_BYTES;
+        }
+        if (path.equals("/v1/imports") || path.equals("/v1/snapshots/inspect")) {
             String type = rc.request().getHeader("Content-Type");
             boolean json = type != null && type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json");
             long env = spice.authority.snapshot.envelope.Envelope.MAX_ENCODED_BYTES;
-            max = json ? env * 4 / 3 + 64 * 1024 : env;
-        } else {
-            max = config.maxControlBody();
+            return json ? env * 4 / 3 + 64 * 1024 : env;
         }
-        return length > max ? "request body of " + length + " bytes is larger than " + max + " bytes for " + path : null;
+        return config.maxControlBody();
     }
 
     private static PeerCredentials peer(HttpConnection conn) {
@@ -131,9 +188,33 @@ public class TransportGuard {
         }
     }
 
-    private static void fail(RoutingContext rc, int status, String code, String detail) {
-        rc.response().setStatusCode(status).putHeader("Content-Type", Problems.MEDIA_TYPE)
-                .end(Problems.body(status, code, detail, null));
+    /**
+     * Answers a refusal of the transport layer as a problem, counted like every other refusal.
+     *
+     * @param close also close the connection once answered (the caller may still be sending a
+     *     body nobody will read, or is not to be served on this connection again)
+     */
+    private void fail(RoutingContext rc, int status, String code, String detail, boolean close) {
+        if (metrics != null) {
+            metrics.refusal(code);
+        }
+        if (rc.response().ended() || rc.response().closed()) {
+            return;
+        }
+        io.vertx.core.http.HttpServerResponse r = rc.response().setStatusCode(status)
+                .putHeader("Content-Type", Problems.MEDIA_TYPE);
+        if (status == 503 && !"closing".equals(code)) {
+            r.putHeader("Retry-After", "1");
+        }
+        if (close) {
+            r.putHeader("Connection", "close");
+        }
+        HttpConnection conn = rc.request().connection();
+        r.end(Problems.body(status, code, detail, null)).onComplete(x -> {
+            if (close && conn != null) {
+                conn.close();
+            }
+        });
     }
 
     /** The caller's pid from the socket's peer credentials, or empty on TCP. */

@@ -24,6 +24,37 @@ public interface HelperConfig {
     @WithDefault("256")
     int maxSessions();
 
+    /** Most sessions of one host process (so one host cannot fill {@link #maxSessions()}); more are {@code busy}. */
+    @WithDefault("8")
+    int maxSessionsPerProcess();
+
+    /** Most run leases one session holds (each holds a lock descriptor); more are {@code busy}. */
+    @WithDefault("256")
+    int maxLeasesPerSession();
+
+    /** Most open import transactions of one session; more are {@code busy}. */
+    @WithDefault("16")
+    int maxImportsPerSession();
+
+    /** Most open Unix-socket connections of one host process; more are answered {@code busy} and closed. */
+    @WithDefault("32")
+    int maxConnectionsPerProcess();
+
+    /**
+     * Descriptors kept free for the helper's own work: a new session, lease or import is
+     * {@code busy} when fewer would remain below the process's descriptor limit.
+     */
+    @WithDefault("64")
+    int fdReserve();
+
+    /**
+     * Request body bytes the helper holds at once, all requests together; a body beyond it is
+     * answered {@code 503 unavailable} with {@code Retry-After}. 0: a fifth of the maximum heap,
+     * but never less than one largest snapshot plus 1 MiB.
+     */
+    @WithDefault("0")
+    long bodyBudget();
+
     /** Largest control (non-snapshot) request body. */
     @WithDefault("65536")
     int maxControlBody();

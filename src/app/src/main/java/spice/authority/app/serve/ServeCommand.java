@@ -174,8 +174,13 @@ public final class ServeCommand implements Callable<Integer> {
             throw new Refusal(e.getMessage());
         }
         ProcessWatcher processes = provider.processWatcher();
-        long euid = processes.realUid(ProcessHandle.current().pid()).orElseThrow(
-                () -> new Refusal("cannot determine the helper's own user id"));
+        long euid;
+        try {
+            euid = processes.realUid(ProcessHandle.current().pid()).orElseThrow(
+                    () -> new Refusal("cannot determine the helper's own user id"));
+        } catch (spice.authority.os.ProcessWatchException e) {
+            throw new Refusal("cannot determine the helper's own user id: " + e.getMessage());
+        }
         String dirPath = authorityDir != null ? authorityDir : provider.defaultDirectory();
         if (dirPath == null) {
             throw new Refusal("no default authority directory (no home directory); pass --authority-dir");
@@ -189,9 +194,11 @@ public final class ServeCommand implements Callable<Integer> {
         try {
             // SECURITY: the single-instance lock is taken before any listener exists.
             instance = lock(dir, INSTANCE_LOCK, "another spice-authority helper is already serving " + dirPath);
-            authority = RunAuthority.open(dir, new SecureRandom());
+            // Everything about the endpoint is checked before the authority is opened, because
+            // opening a new directory creates identity.key: a refused start creates nothing there.
             ServeContext.Endpoint endpoint;
             byte[] token = null;
+            String tokenName = null;
             if (listen != null) {
                 spice.authority.app.cli.LoopbackEndpoint hp = loopback(listen);
                 String tf = tokenFile != null ? tokenFile : defaultEndpointDir(euid) + "/" + spice.authority.app.cli.EndpointDefaults.TOKEN_NAME;
@@ -199,19 +206,12 @@ public final class ServeCommand implements Callable<Integer> {
                 endpointDir = open(provider, parentOf(tf));
                 requireApart(dir, endpointDir, tf);
                 endpointLock = lock(endpointDir, ENDPOINT_LOCK, "another helper uses the endpoint directory " + endpointDir.path());
-                token = new byte[32];
-                new SecureRandom().nextBytes(token);
-                byte[] hex = HexFormat.of().formatHex(token).getBytes(StandardCharsets.US_ASCII);
+                tokenName = tokenPath.getFileName().toString();
                 try {
-                    endpointDir.writeAtomically(tokenPath.getFileName().toString(), hex);
+                    spice.authority.os.FileNames.requireValid(endpointDir.path(), tokenName);
                 } catch (DirectoryRefusedException e) {
                     throw new Refusal("token file " + tf + ": " + e.getMessage());
-                } finally {
-                    java.util.Arrays.fill(hex, (byte) 0);
                 }
-                byte[] tokenHex = HexFormat.of().formatHex(token).getBytes(StandardCharsets.US_ASCII);
-                java.util.Arrays.fill(token, (byte) 0);
-                token = tokenHex;
                 endpoint = new ServeContext.Endpoint.Tcp(hp.host(), hp.port(), tf);
             } else {
                 String sock = socket != null ? socket : defaultEndpointDir(euid) + "/" + spice.authority.app.cli.EndpointDefaults.SOCKET_NAME;
@@ -228,6 +228,10 @@ public final class ServeCommand implements Callable<Integer> {
                 // from a crashed helper is removed. The directory is ours and mode 0700.
                 removeStaleSocket(Path.of(sock));
                 endpoint = new ServeContext.Endpoint.Unix(sock);
+            }
+            authority = RunAuthority.open(dir, new SecureRandom());
+            if (tokenName != null) {
+                token = writeToken(endpointDir, tokenName, ((ServeContext.Endpoint.Tcp) endpoint).tokenFile());
             }
             ServeContext ctx = new ServeContext(authority, instance, endpointDir, endpointLock, endpoint, token, processes, euid);
             ok = true;
@@ -252,6 +256,21 @@ public final class ServeCommand implements Callable<Integer> {
                 }
             }
         }
+    }
+
+    /** Writes a fresh random bearer token (hex) to the token file; returns the hex bytes. */
+    private static byte[] writeToken(SecureDirectory endpointDir, String name, String shown) throws Refusal {
+        byte[] token = new byte[32];
+        new SecureRandom().nextBytes(token);
+        byte[] hex = HexFormat.of().formatHex(token).getBytes(StandardCharsets.US_ASCII);
+        java.util.Arrays.fill(token, (byte) 0);
+        try {
+            endpointDir.writeAtomically(name, hex);
+        } catch (DirectoryRefusedException e) {
+            java.util.Arrays.fill(hex, (byte) 0);
+            throw new Refusal("token file " + shown + ": " + e.getMessage());
+        }
+        return hex;
     }
 
     /**

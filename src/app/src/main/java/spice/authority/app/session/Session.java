@@ -2,6 +2,7 @@ package spice.authority.app.session;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import spice.authority.core.ActiveRun;
 import spice.authority.os.ProcessWatcher;
 
@@ -16,6 +17,10 @@ public final class Session {
     private final boolean pidFromPeerCredentials;
     final Map<String, ActiveRun> runs = new ConcurrentHashMap<>();
     final Map<String, ImportTx> imports = new ConcurrentHashMap<>();
+    /** Calls admitted to add a lease or an import that have not finished (see SessionRegistry.admit). */
+    final AtomicInteger pending = new AtomicInteger();
+    /** Of those, the calls that open an import. */
+    final AtomicInteger pendingImports = new AtomicInteger();
     volatile ProcessWatcher.Watch watch;
     private volatile boolean closed;
     private volatile String closeReason;

@@ -11,11 +11,13 @@ import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.logging.Logger;
 import spice.authority.app.api.ApiException;
+import spice.authority.app.api.LogText;
 import spice.authority.app.api.Metrics;
 import spice.authority.app.serve.ServeContext;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.RunImport;
+import spice.authority.os.ProcessWatchException;
 import spice.authority.os.ProcessWatcher;
 
 /**
@@ -41,6 +43,9 @@ public class SessionRegistry {
     @Inject
     spice.authority.app.serve.HelperConfig config;
 
+    @Inject
+    Quotas quotas;
+
     private ProcessWatcher processes() {
         return ServeContext.current().processes();
     }
@@ -57,8 +62,11 @@ public class SessionRegistry {
      * @param fromPeerCredentials the pid came from the socket's peer credentials
      */
     public Session open(long pid, boolean fromPeerCredentials) {
-        ProcessWatcher pw = processes();
-        return openChecked(pw, pid, fromPeerCredentials);
+        try {
+            return openChecked(processes(), pid, fromPeerCredentials);
+        } catch (ProcessWatchException e) {
+            throw unknown(pid, e);
+        }
     }
 
     /**
@@ -67,6 +75,14 @@ public class SessionRegistry {
      */
     public Session openForAncestor(long peerPid, long declaredPid) {
         ProcessWatcher pw = processes();
+        try {
+            return openForAncestor(pw, peerPid, declaredPid);
+        } catch (ProcessWatchException e) {
+            throw unknown(declaredPid, e);
+        }
+    }
+
+    private Session openForAncestor(ProcessWatcher pw, long peerPid, long declaredPid) throws ProcessWatchException {
         // RACE: the ancestry and uid are read before the start time that binds the session; a
         // declared process that exits in between and whose pid is reused in that instant yields a
         // session bound to the newcomer, which must itself be a process of this user (checked
@@ -76,18 +92,29 @@ public class SessionRegistry {
         }
         // SECURITY: the declared host must be a process of this user (never init or a root
         // launcher), or its session would outlive every real host.
-        java.util.OptionalLong uid = pw.realUid(declaredPid);
+        OptionalLong uid = pw.realUid(declaredPid);
         if (declaredPid <= 1 || uid.isEmpty() || uid.getAsLong() != ServeContext.current().effectiveUid()) {
             throw ApiException.unauthorized("process " + declaredPid + " cannot host a session: not a process of this user below init");
         }
         return openChecked(pw, declaredPid, true);
     }
 
+    /**
+     * SECURITY: unknown is not dead, and not alive either: a check that could not be made
+     * (descriptor or memory exhaustion, an unreadable /proc) refuses the call as retryable and
+     * changes nothing.
+     */
+    private static ApiException unknown(long pid, ProcessWatchException e) {
+        LOG.warnf("liveness of pid %d unknown: %s", pid, e.getMessage());
+        return new ApiException(503, "unavailable", "cannot establish the state of process " + pid
+                + " (" + e.getMessage() + "); nothing was changed, retry");
+    }
+
     /** True when {@code ancestor} is a parent, grandparent, … of {@code pid} (bounded walk). */
-    boolean isAncestor(ProcessWatcher pw, long ancestor, long pid) {
+    boolean isAncestor(ProcessWatcher pw, long ancestor, long pid) throws ProcessWatchException {
         long p = pid;
         for (int i = 0; i < 64; i++) {
-            java.util.OptionalLong parent = pw.parentPid(p);
+            OptionalLong parent = pw.parentPid(p);
             if (parent.isEmpty() || parent.getAsLong() <= 0) {
                 return false;
             }
@@ -99,11 +126,18 @@ public class SessionRegistry {
         return false;
     }
 
-    private Session openChecked(ProcessWatcher pw, long pid, boolean fromPeerCredentials) {
+    private Session openChecked(ProcessWatcher pw, long pid, boolean fromPeerCredentials) throws ProcessWatchException {
+        // Per process first: one host alone can never fill the helper-wide cap.
+        long ofThisProcess = sessions.values().stream().filter(o -> o.pid() == pid).count();
+        if (ofThisProcess >= config.maxSessionsPerProcess()) {
+            throw Quotas.busy("process " + pid + " already has " + ofThisProcess + " sessions",
+                    "spice.authority.max-sessions-per-process", config.maxSessionsPerProcess());
+        }
         if (sessions.size() >= config.maxSessions()) {
             throw new ApiException(503, "unavailable", "too many sessions (" + config.maxSessions()
                     + "); close idle ones or raise spice.authority.max-sessions");
         }
+        quotas.requireDescriptorReserve("a session");
         OptionalLong start = pw.startTime(pid);
         if (start.isEmpty()) {
             throw ApiException.invalidRequest("process " + pid + " is not running");
@@ -113,8 +147,11 @@ public class SessionRegistry {
         // read at connect time, so even a socket caller's pid is re-checked here: a host that died
         // and whose pid was reused must not leave a session bound to another user's process.
         OptionalLong uid = pw.realUid(pid);
-        if (uid.isEmpty() || uid.getAsLong() != ServeContext.current().effectiveUid()
-                || !pw.isAlive(pid, start.getAsLong())) {
+        ProcessWatcher.Liveness after = pw.liveness(pid, start.getAsLong());
+        if (after == ProcessWatcher.Liveness.UNKNOWN) {
+            throw new ProcessWatchException("its start time cannot be read again");
+        }
+        if (uid.isEmpty() || uid.getAsLong() != ServeContext.current().effectiveUid() || after != ProcessWatcher.Liveness.ALIVE) {
             throw ApiException.unauthorized("process " + pid + " is not a live process of this user");
         }
         Session s = new Session(newId(), pid, start.getAsLong(), fromPeerCredentials);
@@ -123,7 +160,7 @@ public class SessionRegistry {
         sessions.put(s.id(), s);
         try {
             s.watch = pw.watch(pid, start.getAsLong(), () -> close(s, "host process " + pid + " exited"));
-        } catch (spice.authority.os.ProcessWatchException | RuntimeException e) {
+        } catch (ProcessWatchException | RuntimeException e) {
             sessions.remove(s.id());
             throw new ApiException(503, "unavailable", "cannot watch process " + pid + ": " + e.getMessage());
         }
@@ -153,17 +190,50 @@ public class SessionRegistry {
         }
         // SECURITY: on a socket, a session is usable only by its host process or that process's
         // descendants (a host's helper tools, or curl run by a host shell).
-        if (callerPid.isPresent() && s.pidFromPeerCredentials() && callerPid.getAsLong() != s.pid()
-                && !isAncestor(processes(), s.pid(), callerPid.getAsLong())) {
-            throw ApiException.unauthorized("the session belongs to another process");
+        try {
+            if (callerPid.isPresent() && s.pidFromPeerCredentials() && callerPid.getAsLong() != s.pid()
+                    && !isAncestor(processes(), s.pid(), callerPid.getAsLong())) {
+                throw ApiException.unauthorized("the session belongs to another process");
+            }
+        } catch (ProcessWatchException e) {
+            throw unknown(callerPid.getAsLong(), e);
         }
         // SECURITY: the exit watcher closes the session asynchronously; until it has, a reused pid
-        // must not inherit the session: the host must still be the process that opened it.
-        if (!processes().isAlive(s.pid(), s.startTime())) {
-            close(s, "host process " + s.pid() + " exited");
-            throw ApiException.unauthorized("unknown or closed session");
+        // must not inherit the session: the host must still be the process that opened it. Only a
+        // proof of death closes it; an unknown refuses this call and keeps the session.
+        switch (liveness(s)) {
+            case ALIVE -> {
+                return s;
+            }
+            case DEAD -> {
+                close(s, "host process " + s.pid() + " exited");
+                throw ApiException.unauthorized("unknown or closed session");
+            }
+            default -> throw new ApiException(503, "unavailable", "cannot establish whether host process " + s.pid()
+                    + " is alive; the session and its leases are kept, retry");
         }
-        return s;
+    }
+
+    /**
+     * Whether the session's host is still running: from the watch's own descriptor when it has
+     * one (sound even when the helper is out of descriptors), else from the process table.
+     */
+    ProcessWatcher.Liveness liveness(Session s) {
+        ProcessWatcher.Watch w = s.watch;
+        ProcessWatcher.Liveness l = w != null ? w.liveness() : ProcessWatcher.Liveness.UNKNOWN;
+        return l != ProcessWatcher.Liveness.UNKNOWN ? l : processes().liveness(s.pid(), s.startTime());
+    }
+
+    /**
+     * Before an import or abandon of {@code runId}: if its owning session's host is proven dead
+     * but its exit was not handled yet (the exit watcher is behind or has stopped), the session is
+     * closed now, exactly as the watcher would have. Alive or unknown owners keep the run.
+     */
+    public void reapOwnerIfDead(String runId) {
+        Session owner = runOwners.get(runId);
+        if (owner != null && !owner.isClosed() && liveness(owner) == ProcessWatcher.Liveness.DEAD) {
+            close(owner, "host process " + owner.pid() + " exited");
+        }
     }
 
     public Optional<Session> find(String id) {
@@ -176,6 +246,11 @@ public class SessionRegistry {
 
     public int importCount() {
         return imports.size();
+    }
+
+    /** The run-owner map itself, for tests in this package. */
+    Map<String, Session> runOwnersForTest() {
+        return runOwners;
     }
 
     /** The session that owns {@code runId}, if any. */
@@ -196,6 +271,64 @@ public class SessionRegistry {
         // that walk or by this re-check (release is idempotent), never by neither.
         if (s.isClosed()) {
             release(s, run.runId());
+        }
+    }
+
+    /** A place reserved for one more lease or import of a session; closing it ends the reservation. */
+    public interface Admission extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    /**
+     * Before a call that may give {@code s} a new run lease (start): its lease quota, counting
+     * what it holds, its open imports (each becomes a lease) and the calls admitted before this
+     * one that have not finished; then the helper's descriptor reserve.
+     */
+    public Admission admitLease(Session s) {
+        return admit(s, false);
+    }
+
+    /** Before a call that opens an import for {@code s}: its import quota, its lease quota, the reserve. */
+    public Admission admitImport(Session s) {
+        return admit(s, true);
+    }
+
+    private Admission admit(Session s, boolean isImport) {
+        int pending = s.pending.incrementAndGet();
+        int pendingImports = isImport ? s.pendingImports.incrementAndGet() : 0;
+        Admission admission = new Admission() {
+            private final java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+
+            @Override
+            public void close() {
+                if (done.compareAndSet(false, true)) {
+                    s.pending.decrementAndGet();
+                    if (isImport) {
+                        s.pendingImports.decrementAndGet();
+                    }
+                }
+            }
+        };
+        boolean ok = false;
+        try {
+            int leases = s.runs.size() + s.imports.size() + pending;
+            if (leases > config.maxLeasesPerSession()) {
+                throw Quotas.busy("the session holds " + (leases - 1) + " leases and imports",
+                        "spice.authority.max-leases-per-session", config.maxLeasesPerSession());
+            }
+            int imports = s.imports.size() + pendingImports;
+            if (isImport && imports > config.maxImportsPerSession()) {
+                throw Quotas.busy("the session has " + (imports - 1) + " open imports",
+                        "spice.authority.max-imports-per-session", config.maxImportsPerSession());
+            }
+            quotas.requireDescriptorReserve(isImport ? "an import" : "a run lease");
+            ok = true;
+            return admission;
+        } finally {
+            if (!ok) {
+                admission.close();
+            }
         }
     }
 
@@ -268,18 +401,18 @@ public class SessionRegistry {
         for (String runId : s.runs.keySet().toArray(String[]::new)) {
             try {
                 release(s, runId);
-                LOG.infof("run %s released: %s", runId, reason);
+                LOG.infof("run %s released: %s", LogText.of(runId), reason);
             } catch (AuthorityException.Uncertain e) {
-                LOG.warnf("run %s released while uncertain: %s", runId, reason);
+                LOG.warnf("run %s released while uncertain: %s", LogText.of(runId), reason);
             }
         }
         for (ImportTx tx : s.imports.values().toArray(ImportTx[]::new)) {
             removeImport(tx);
             try {
                 tx.runImport().abort();
-                LOG.infof("import of run %s aborted: %s", tx.runId(), reason);
+                LOG.infof("import of run %s aborted: %s", LogText.of(tx.runId()), reason);
             } catch (AuthorityException.Uncertain e) {
-                LOG.warnf("import of run %s aborted after its consume point (run stays IMPORTING): %s", tx.runId(), reason);
+                LOG.warnf("import of run %s aborted after its consume point (run stays IMPORTING): %s", LogText.of(tx.runId()), reason);
             }
         }
         LOG.infof("session for pid %d closed: %s", s.pid(), reason);

@@ -34,7 +34,7 @@ class SessionStartTimeRecheckTest {
     private Process host;
 
     @BeforeEach
-    void setUp() throws IOException {
+    void setUp() throws IOException, ProcessWatchException {
         platform = SecureDirectories.provider().processWatcher();
         watcher = new ShiftingWatcher(platform);
         long euid = platform.realUid(ProcessHandle.current().pid()).orElseThrow();
@@ -42,6 +42,8 @@ class SessionStartTimeRecheckTest {
         registry = new SessionRegistry();
         registry.metrics = new Metrics();
         registry.config = new Config();
+        registry.quotas = new Quotas();
+        registry.quotas.config = registry.config;
         host = new ProcessBuilder("sleep", "1000").start();
     }
 
@@ -57,7 +59,7 @@ class SessionStartTimeRecheckTest {
     }
 
     @Test
-    void require_hostStillTheProcessThatOpenedTheSession_accepted_onASocketAndOnTcp() {
+    void require_hostStillTheProcessThatOpenedTheSession_accepted_onASocketAndOnTcp() throws ProcessWatchException {
         long realStart = platform.startTime(host.pid()).orElseThrow();
         Session socket = registry.open(host.pid(), true);
         Session tcp = registry.open(host.pid(), false);
@@ -72,7 +74,7 @@ class SessionStartTimeRecheckTest {
     }
 
     @Test
-    void require_pidNowHeldByAProcessWithAnotherStartTime_refused_andTheSessionClosedWithItsWatch() {
+    void require_pidNowHeldByAProcessWithAnotherStartTime_refused_andTheSessionClosedWithItsWatch() throws ProcessWatchException {
         long realStart = platform.startTime(host.pid()).orElseThrow();
         watcher.shift = 1;
         Session s = registry.open(host.pid(), true);
@@ -80,8 +82,8 @@ class SessionStartTimeRecheckTest {
         // The pid now names a live process whose start time is not the recorded one (as after
         // the host exited and its pid was reused), and the exit watch has not fired.
         assertThat(s.startTime()).isEqualTo(realStart + 1);
-        assertThat(platform.isAlive(host.pid(), realStart)).isTrue();
-        assertThat(platform.isAlive(host.pid(), s.startTime())).isFalse();
+        assertThat(platform.liveness(host.pid(), realStart)).isEqualTo(ProcessWatcher.Liveness.ALIVE);
+        assertThat(platform.liveness(host.pid(), s.startTime())).isEqualTo(ProcessWatcher.Liveness.DEAD);
         assertThat(s.isClosed()).as("the exit watch stays silent: the process under the pid is alive").isFalse();
 
         assertThatThrownBy(() -> registry.require(s.id(), OptionalLong.of(host.pid())))
@@ -127,6 +129,99 @@ class SessionStartTimeRecheckTest {
         assertThat(registry.find(s.id())).isEmpty();
     }
 
+    @Test
+    void require_livenessUnknown_refusedAsUnavailable_sessionAndLeasesKept() {
+        Session s = registry.open(host.pid(), true);
+        watcher.unknown = true; // as with every descriptor in use: /proc cannot be read
+        for (int i = 0; i < 3; i++) {
+            assertThatThrownBy(() -> registry.require(s.id(), OptionalLong.of(host.pid())))
+                    .isInstanceOfSatisfying(ApiException.class, e -> {
+                        assertThat(e.status()).isEqualTo(503);
+                        assertThat(e.code()).isEqualTo("unavailable");
+                        assertThat(e.getMessage()).contains("cannot establish whether host process " + host.pid() + " is alive");
+                    });
+        }
+        assertThat(s.isClosed()).as("unknown is not dead: the session stays").isFalse();
+        assertThat(registry.find(s.id())).contains(s);
+        assertThat(watcher.watchesClosed.get()).isZero();
+        watcher.unknown = false;
+        assertThat(registry.require(s.id(), OptionalLong.of(host.pid()))).isSameAs(s);
+    }
+
+    @Test
+    void reapOwnerIfDead_unknownKeeps_deadCloses() throws Exception {
+        watcher.silenceWatches = true; // the exit watcher is behind (or stopped)
+        Session s = registry.open(host.pid(), true);
+        registry.runOwnersForTest().put("run-1", s);
+        watcher.unknown = true;
+        registry.reapOwnerIfDead("run-1");
+        assertThat(s.isClosed()).as("an unknown owner keeps its run").isFalse();
+        watcher.unknown = false;
+        registry.reapOwnerIfDead("run-1");
+        assertThat(s.isClosed()).as("a live owner keeps its run").isFalse();
+        host.destroyForcibly();
+        assertThat(host.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        registry.reapOwnerIfDead("run-1");
+        assertThat(s.isClosed()).as("a proven death closes the owner").isTrue();
+        assertThat(s.closeReason()).isEqualTo("host process " + host.pid() + " exited");
+        assertThat(registry.find(s.id())).isEmpty();
+    }
+
+    @Test
+    void open_startTimeUnknown_refusedAsUnavailable_nothingRegistered() {
+        watcher.unknown = true;
+        assertThatThrownBy(() -> registry.open(host.pid(), true))
+                .isInstanceOfSatisfying(ApiException.class, e -> {
+                    assertThat(e.status()).isEqualTo(503);
+                    assertThat(e.code()).isEqualTo("unavailable");
+                    assertThat(e.getMessage()).contains("cannot establish the state of process " + host.pid());
+                });
+        assertThatThrownBy(() -> registry.openForAncestor(ProcessHandle.current().pid(), host.pid()))
+                .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.code()).isEqualTo("unavailable"));
+        assertThat(registry.all()).isEmpty();
+    }
+
+    @Test
+    void sessionsPerProcess_capped_otherProcessesUnaffected() throws Exception {
+        for (int i = 0; i < 8; i++) {
+            registry.open(host.pid(), true);
+        }
+        assertThatThrownBy(() -> registry.open(host.pid(), true))
+                .isInstanceOfSatisfying(ApiException.class, e -> {
+                    assertThat(e.status()).isEqualTo(429);
+                    assertThat(e.code()).isEqualTo("busy");
+                    assertThat(e.getMessage()).contains("spice.authority.max-sessions-per-process is 8");
+                });
+        Process other = new ProcessBuilder("sleep", "1000").start();
+        try {
+            assertThat(registry.open(other.pid(), true).isClosed()).isFalse();
+        } finally {
+            other.destroyForcibly();
+            other.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void leaseAndImportQuotas_countPendingCalls_andAreGivenBack() {
+        Session s = registry.open(host.pid(), true);
+        java.util.List<SessionRegistry.Admission> held = new java.util.ArrayList<>();
+        for (int i = 0; i < 16; i++) {
+            held.add(registry.admitImport(s));
+        }
+        assertThatThrownBy(() -> registry.admitImport(s)).isInstanceOfSatisfying(ApiException.class,
+                e -> assertThat(e.getMessage()).contains("spice.authority.max-imports-per-session is 16"));
+        for (int i = 16; i < 256; i++) {
+            held.add(registry.admitLease(s));
+        }
+        assertThatThrownBy(() -> registry.admitLease(s)).isInstanceOfSatisfying(ApiException.class,
+                e -> assertThat(e.getMessage()).contains("spice.authority.max-leases-per-session is 256"));
+        held.forEach(SessionRegistry.Admission::close);
+        held.get(0).close(); // idempotent: gives back nothing twice
+        registry.admitLease(s).close();
+        assertThat(s.pending.get()).isZero();
+        assertThat(s.pendingImports.get()).isZero();
+    }
+
     /**
      * The platform's watcher, except that every start time it reports is {@code shift} ticks
      * later than the real one (and the start times it is given are taken back accordingly), and
@@ -136,30 +231,41 @@ class SessionStartTimeRecheckTest {
         private final ProcessWatcher real;
         volatile long shift;
         volatile boolean silenceWatches;
+        /** Every check fails, as when the helper has no descriptor left. */
+        volatile boolean unknown;
         final AtomicInteger watchesClosed = new AtomicInteger();
 
         ShiftingWatcher(ProcessWatcher real) {
             this.real = real;
         }
 
+        private void failIfUnknown() throws ProcessWatchException {
+            if (unknown) {
+                throw new ProcessWatchException("cannot read /proc: EMFILE (simulated)");
+            }
+        }
+
         @Override
-        public OptionalLong startTime(long pid) {
+        public OptionalLong startTime(long pid) throws ProcessWatchException {
+            failIfUnknown();
             OptionalLong t = real.startTime(pid);
             return t.isPresent() ? OptionalLong.of(t.getAsLong() + shift) : t;
         }
 
         @Override
-        public boolean isAlive(long pid, long startTime) {
-            return real.isAlive(pid, startTime - shift);
+        public Liveness liveness(long pid, long startTime) {
+            return unknown ? Liveness.UNKNOWN : real.liveness(pid, startTime - shift);
         }
 
         @Override
-        public OptionalLong realUid(long pid) {
+        public OptionalLong realUid(long pid) throws ProcessWatchException {
+            failIfUnknown();
             return real.realUid(pid);
         }
 
         @Override
-        public OptionalLong parentPid(long pid) {
+        public OptionalLong parentPid(long pid) throws ProcessWatchException {
+            failIfUnknown();
             return real.parentPid(pid);
         }
 
@@ -175,6 +281,12 @@ class SessionStartTimeRecheckTest {
                 @Override
                 public long startTime() {
                     return startTime;
+                }
+
+                /** Answers from the process table (as a platform without pidfds would), shifted like the rest. */
+                @Override
+                public Liveness liveness() {
+                    return ShiftingWatcher.this.liveness(pid, startTime);
                 }
 
                 @Override
@@ -207,6 +319,36 @@ class SessionStartTimeRecheckTest {
         @Override
         public int maxControlBody() {
             return 65536;
+        }
+
+        @Override
+        public int maxSessionsPerProcess() {
+            return 8;
+        }
+
+        @Override
+        public int maxLeasesPerSession() {
+            return 256;
+        }
+
+        @Override
+        public int maxImportsPerSession() {
+            return 16;
+        }
+
+        @Override
+        public int maxConnectionsPerProcess() {
+            return 32;
+        }
+
+        @Override
+        public int fdReserve() {
+            return 64;
+        }
+
+        @Override
+        public long bodyBudget() {
+            return 0;
         }
     }
 }

@@ -1,0 +1,185 @@
+package spice.authority.app.api;
+
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.ext.web.RoutingContext;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jboss.logging.Logger;
+import spice.authority.app.serve.HelperConfig;
+import spice.authority.snapshot.payload.Snapshot;
+
+/**
+ * Reads every request body before any resource runs, under two bounds enforced as the bytes
+ * arrive (with or without Content-Length, chunked included):
+ *
+ * <ul>
+ *   <li>the route's own limit: past it the answer is {@code 413} problem+json and the connection
+ *       is closed, so the rest of the body is never read;
+ *   <li>a helper-wide budget of body bytes held at once (all requests together, from the first
+ *       byte until the answer is sent): past it the answer is {@code 503 unavailable} with
+ *       {@code Retry-After} instead of running out of heap.
+ * </ul>
+ *
+ * <p>The body is then handed to the resource through the routing context ({@link #of}); Quarkus
+ * REST finds the request already ended and reads nothing itself.
+ *
+ * <p><b>Guarantees.</b> Bytes counted against the budget are given back exactly once, when the
+ * request ends in any way (answered, refused, connection closed). A refused body is never
+ * buffered beyond the chunk that crossed the limit.
+ */
+@ApplicationScoped
+public class BodyReader {
+    private static final Logger LOG = Logger.getLogger(BodyReader.class);
+    /** Routing-context key of the request's body bytes. */
+    static final String BODY = "spice.body";
+    private static final byte[] EMPTY = new byte[0];
+
+    @Inject
+    HelperConfig config;
+
+    private final AtomicLong held = new AtomicLong();
+    private volatile long budget;
+
+    /** How a refusal is answered: status, problem code, detail. */
+    @FunctionalInterface
+    interface Refuse {
+        void refuse(int status, String code, String detail);
+    }
+
+    /** The body the filter read for this request (empty when there was none). */
+    public static byte[] of(RoutingContext rc) {
+        byte[] b = rc.get(BODY);
+        return b == null ? EMPTY : b;
+    }
+
+    /** Body bytes held right now, all requests together. */
+    public long held() {
+        return held.get();
+    }
+
+    /** The helper-wide budget in bytes. */
+    public long budget() {
+        long b = budget;
+        if (b == 0) {
+            long configured = config.bodyBudget();
+            b = configured > 0 ? configured
+                    : Math.max(Snapshot.MAX_PAYLOAD_BYTES + (1L << 20), Runtime.getRuntime().maxMemory() / 5);
+            budget = b;
+        }
+        return b;
+    }
+
+    /**
+     * Reads the body of {@code rc} within {@code limit} and the budget, then continues routing
+     * with it; or refuses through {@code refuse}.
+     */
+    void read(RoutingContext rc, long limit, Refuse refuse) {
+        HttpServerRequest req = rc.request();
+        String path = rc.normalizedPath();
+        String cl = req.getHeader("Content-Length");
+        long declared = -1;
+        if (cl != null) {
+            try {
+                declared = Long.parseLong(cl.trim());
+            } catch (NumberFormatException e) {
+                refuse.refuse(400, "invalid_request", "malformed Content-Length");
+                return;
+            }
+            if (declared < 0) {
+                refuse.refuse(400, "invalid_request", "malformed Content-Length");
+                return;
+            }
+            if (declared > limit) {
+                refuse.refuse(413, "invalid_request", "request body of " + declared + " bytes is larger than "
+                        + limit + " bytes for " + path);
+                return;
+            }
+        }
+        if (req.isEnded() || declared == 0) {
+            rc.put(BODY, EMPTY);
+            rc.next();
+            return;
+        }
+        Reading r = new Reading(rc, limit, refuse, path);
+        rc.addEndHandler(v -> r.release());
+        if (declared > 0 && !r.reserve(declared)) {
+            return;
+        }
+        r.reservedUpFront = declared > 0;
+        req.handler(r::chunk);
+        req.endHandler(v -> r.end());
+        req.exceptionHandler(e -> r.release());
+        req.resume();
+    }
+
+    /** One body being read. Event-loop confined except {@link #release}, which is idempotent. */
+    private final class Reading {
+        private final RoutingContext rc;
+        private final long limit;
+        private final Refuse refuse;
+        private final String path;
+        private final AtomicLong reserved = new AtomicLong();
+        private Buffer data = Buffer.buffer();
+        private long total;
+        private boolean refused;
+        boolean reservedUpFront;
+
+        Reading(RoutingContext rc, long limit, Refuse refuse, String path) {
+            this.rc = rc;
+            this.limit = limit;
+            this.refuse = refuse;
+            this.path = path;
+        }
+
+        boolean reserve(long n) {
+            long now = held.addAndGet(n);
+            reserved.addAndGet(n);
+            if (now > budget()) {
+                refused = true;
+                data = null;
+                release();
+                LOG.warnf("body of %d bytes refused for %s: %d bytes of bodies held, budget %d", n, path, now - n, budget());
+                refuse.refuse(503, "unavailable", "the helper holds as many request bodies as it can ("
+                        + budget() + " bytes); nothing was done, retry shortly");
+                return false;
+            }
+            return true;
+        }
+
+        void chunk(Buffer b) {
+            if (refused) {
+                return;
+            }
+            total += b.length();
+            if (total > limit) {
+                refused = true;
+                data = null;
+                release();
+                refuse.refuse(413, "invalid_request", "request body larger than " + limit + " bytes for " + path);
+                return;
+            }
+            if (!reservedUpFront && !reserve(b.length())) {
+                return;
+            }
+            data.appendBuffer(b);
+        }
+
+        void end() {
+            if (refused || rc.response().ended() || rc.response().closed()) {
+                return;
+            }
+            rc.put(BODY, data.getBytes());
+            data = null;
+            rc.next();
+        }
+
+        void release() {
+            long n = reserved.getAndSet(0);
+            if (n != 0) {
+                held.addAndGet(-n);
+            }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+package spice.authority.app.session;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jboss.logging.Logger;
+import spice.authority.app.api.ApiException;
+import spice.authority.app.serve.HelperConfig;
+
+/**
+ * What one host may hold, and the descriptors the helper keeps for itself. Each lease and import
+ * holds a lock descriptor, each session a pidfd and each connection a socket; a host that could
+ * take them all would starve every other host and the helper's own work (records, {@code /proc},
+ * a new connection's checks). Quotas refuse with {@code busy} and name the setting.
+ *
+ * <p><b>Guarantees.</b> Per session: at most {@code max-leases-per-session} leases and
+ * {@code max-imports-per-session} imports (an import becomes a lease, so it counts against both).
+ * Per host process: at most {@code max-sessions-per-process} sessions and, on the Unix socket,
+ * {@code max-connections-per-process} connections. Helper-wide: a new session, lease or import is
+ * refused while fewer than {@code fd-reserve} descriptors are free below the descriptor limit, or
+ * while the number in use cannot be read (unknown is treated as exhausted).
+ */
+@ApplicationScoped
+public class Quotas {
+    private static final Logger LOG = Logger.getLogger(Quotas.class);
+
+    @Inject
+    HelperConfig config;
+
+    private final Map<Long, AtomicInteger> connections = new ConcurrentHashMap<>();
+    private final long descriptorLimit = readDescriptorLimit();
+
+    /** A refusal that names the quota reached. */
+    public static ApiException busy(String what, String setting, long value) {
+        return new ApiException(429, "busy", what + "; the quota " + setting + " is " + value);
+    }
+
+    /**
+     * Refuses unless {@code fd-reserve} descriptors remain free for the helper's own work.
+     *
+     * @param what what would be taken, for the message ("a run lease")
+     */
+    public void requireDescriptorReserve(String what) {
+        if (descriptorLimit <= 0) {
+            return; // no descriptor table to read on this platform: the per-host quotas still hold
+        }
+        int reserve = config.fdReserve();
+        long open = openDescriptors();
+        if (open < 0 || open + reserve > descriptorLimit) {
+            LOG.warnf("refused %s: descriptor reserve reached (%s of %d in use, reserve %d)", what,
+                    open < 0 ? "unknown" : Long.toString(open), descriptorLimit, reserve);
+            throw busy("the helper cannot take " + what + ": "
+                    + (open < 0 ? "its descriptors in use cannot be counted" : open + " of its " + descriptorLimit + " descriptors are in use")
+                    + " and it keeps " + reserve + " for its own work", "spice.authority.fd-reserve", reserve);
+        }
+    }
+
+    /**
+     * Counts a new Unix-socket connection of {@code pid}; returns false (and counts nothing)
+     * when the process already has its quota of connections.
+     *
+     * @return true when admitted: call {@link #connectionClosed} when it closes
+     */
+    public boolean connectionOpened(long pid) {
+        AtomicInteger n = connections.computeIfAbsent(pid, k -> new AtomicInteger());
+        if (n.incrementAndGet() > config.maxConnectionsPerProcess()) {
+            connectionClosed(pid);
+            return false;
+        }
+        return true;
+    }
+
+    public void connectionClosed(long pid) {
+        connections.computeIfPresent(pid, (k, n) -> n.decrementAndGet() <= 0 ? null : n);
+    }
+
+    /** Open connections of {@code pid} counted here. */
+    public int connectionsOf(long pid) {
+        AtomicInteger n = connections.get(pid);
+        return n == null ? 0 : n.get();
+    }
+
+    public int maxConnectionsPerProcess() {
+        return config.maxConnectionsPerProcess();
+    }
+
+    /** The process's descriptor limit (the soft RLIMIT_NOFILE), or 0 when it cannot be read. */
+    public long descriptorLimit() {
+        return descriptorLimit;
+    }
+
+    /** Descriptors this process has open, or -1 when they cannot be counted (none left, no /proc). */
+    public static long openDescriptors() {
+        Path dir = Path.of("/proc/self/fd");
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            long n = 0;
+            for (Path ignored : entries) {
+                n++;
+            }
+            return n;
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    private static long readDescriptorLimit() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
+                if (line.startsWith("Max open files")) {
+                    String[] f = line.substring("Max open files".length()).trim().split("\\s+");
+                    return f[0].equals("unlimited") ? Long.MAX_VALUE : Long.parseLong(f[0]);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warnf("descriptor limit unknown (%s): the descriptor reserve is not enforced", e.getClass().getSimpleName());
+        }
+        return 0;
+    }
+}
