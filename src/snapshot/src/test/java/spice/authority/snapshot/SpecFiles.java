@@ -28,7 +28,11 @@ public final class SpecFiles {
      * @throws IllegalStateException if the property is unset or names no directory
      */
     public static Path specDir() {
-        String prop = System.getProperty(PROPERTY);
+        return locate(System.getProperty(PROPERTY));
+    }
+
+    /** {@link #specDir()} for a given value of the property (null when unset). */
+    static Path locate(String prop) {
         if (prop == null || prop.isBlank()) {
             throw new IllegalStateException("spec kit location not set: the tests read " + EXPECTED
                     + ", passed as -D" + PROPERTY + "=<repository>/spec-kit (./mvnw does this)");
