@@ -8,27 +8,41 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HexFormat;
 
-/** Locates and loads the shared spec kit (../shared/spec) as it is. */
+/**
+ * Locates and loads the in-repository copy of the spec kit, {@code spec-kit/} at the repository
+ * root (see spec-kit/README.md), as it is. Nothing outside the repository is searched.
+ */
 public final class SpecFiles {
+    /** The system property by which the build passes the kit's directory (root pom.xml). */
+    public static final String PROPERTY = "spice.spec.dir";
+
+    private static final String EXPECTED = "the in-repository copy spec-kit/ at the repository root";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private SpecFiles() {}
 
-    /** The spec directory: system property {@code spice.spec.dir}, else ../shared/spec upwards. */
+    /**
+     * The kit's directory, from the system property {@value #PROPERTY}, which the Maven build sets
+     * to {@code ${maven.multiModuleProjectDirectory}/spec-kit}.
+     *
+     * @throws IllegalStateException if the property is unset or names no directory
+     */
     public static Path specDir() {
-        String prop = System.getProperty("spice.spec.dir");
-        if (prop != null && Files.isDirectory(Path.of(prop))) {
-            return Path.of(prop).normalize();
+        return locate(System.getProperty(PROPERTY));
+    }
+
+    /** {@link #specDir()} for a given value of the property (null when unset). */
+    static Path locate(String prop) {
+        if (prop == null || prop.isBlank()) {
+            throw new IllegalStateException("spec kit location not set: the tests read " + EXPECTED
+                    + ", passed as -D" + PROPERTY + "=<repository>/spec-kit (./mvnw does this)");
         }
-        Path dir = Path.of("").toAbsolutePath();
-        while (dir != null) {
-            Path candidate = dir.resolve("../shared/spec").normalize();
-            if (Files.isDirectory(candidate.resolve("vectors"))) {
-                return candidate;
-            }
-            dir = dir.getParent();
+        Path dir = Path.of(prop).toAbsolutePath().normalize();
+        if (!Files.isDirectory(dir)) {
+            throw new IllegalStateException("spec kit not found at " + dir + ": expected " + EXPECTED
+                    + " (see spec-kit/README.md)");
         }
-        throw new IllegalStateException("spec kit not found: set -Dspice.spec.dir or keep ../shared/spec beside the repo");
+        return dir;
     }
 
     public static Path resolve(String relative) {

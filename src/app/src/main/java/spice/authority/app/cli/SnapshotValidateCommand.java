@@ -29,8 +29,8 @@ import spice.authority.snapshot.payload.Snapshot;
             "  2  usage error",
             "",
             "Examples:",
-            "  spice-authority snapshot validate ../shared/spec/payload-corpus/public/valid-01-minimal-suspended.json",
-            "  spice-authority snapshot validate --json ../shared/spec/transcripts/tau-*.json",
+            "  spice-authority snapshot validate spec-kit/payload-corpus/public/valid-*.json",
+            "  spice-authority snapshot validate --json spec-kit/transcripts/tau-*.json",
             "  cat payload.json | spice-authority snapshot validate -"
         })
 public final class SnapshotValidateCommand implements java.util.concurrent.Callable<Integer> {

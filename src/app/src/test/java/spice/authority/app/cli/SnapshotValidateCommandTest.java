@@ -6,8 +6,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.PathMatcher;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -104,6 +106,57 @@ class SnapshotValidateCommandTest {
     void unknownCommand_isUsageErrorExit2() {
         CliRun r = CliRun.of("frobnicate");
         assertThat(r.exitCode()).isEqualTo(2);
+    }
+
+    /**
+     * The examples of {@code snapshot validate --help} name files of the in-repository spec kit
+     * (relative to the repository root) and pass on them: each path is resolved against the root,
+     * a {@code *} in a file name expanded as the shell would, and the command run in-process.
+     */
+    @Test
+    void help_validateExamples_nameTheInRepositoryKitAndPass() throws IOException {
+        CliRun help = CliRun.of("snapshot", "validate", "--help");
+        List<String> examples = help.out().lines().map(String::strip)
+                .filter(l -> l.startsWith("spice-authority snapshot validate ") && l.contains(" spec-kit/")).toList();
+        assertThat(examples).hasSize(2);
+        Path root = SpecFiles.specDir().getParent();
+        for (String example : examples) {
+            List<String> args = new ArrayList<>();
+            List<Path> files = new ArrayList<>();
+            for (String word : example.substring("spice-authority ".length()).split(" +")) {
+                if (word.startsWith("spec-kit/")) {
+                    List<Path> matched = expand(root, word);
+                    assertThat(matched).as(word).isNotEmpty();
+                    matched.forEach(f -> args.add(f.toString()));
+                    files.addAll(matched);
+                } else {
+                    args.add(word);
+                }
+            }
+            CliRun r = CliRun.of(args.toArray(String[]::new));
+            assertThat(r.exitCode()).as(example + "\n" + r.out() + r.err()).isZero();
+            if (args.contains("--json")) {
+                JsonNode arr = new ObjectMapper().readTree(r.out());
+                assertThat(arr).hasSize(files.size());
+                arr.forEach(v -> assertThat(v.get("verdict").asText()).isEqualTo("OK"));
+            } else {
+                assertThat(r.out().lines()).hasSize(files.size()).allMatch(l -> l.contains(": OK "));
+            }
+        }
+        assertThat(examples.get(1)).contains("--json").contains("spec-kit/transcripts/tau-*.json");
+    }
+
+    /** A path relative to the repository root; a '*' in its last name is expanded like the shell's glob. */
+    private static List<Path> expand(Path root, String relative) throws IOException {
+        Path p = root.resolve(relative);
+        String name = p.getFileName().toString();
+        if (!name.contains("*")) {
+            return Files.exists(p) ? List.of(p) : List.of();
+        }
+        PathMatcher m = FileSystems.getDefault().getPathMatcher("glob:" + name);
+        try (Stream<Path> s = Files.list(p.getParent())) {
+            return s.filter(f -> m.matches(f.getFileName())).sorted().toList();
+        }
     }
 
     @Test

@@ -23,11 +23,12 @@ import spice.authority.snapshot.proto.SnapshotAuthority;
 import spice.authority.snapshot.proto.SnapshotEnvelope;
 
 /**
- * Writes the committed regression seeds of the fuzz targets from the spec kit (not a test; run by
- * hand when the spec kit changes, see bench/FUZZING.md):
+ * Writes the committed regression seeds of the fuzz targets from the in-repository spec kit (not a
+ * test; run by hand from the repository root when spec-kit/ changes, see bench/FUZZING.md):
  *
  * <pre>
- * java -cp "$(cat /tmp/snapshot-test.cp):src/snapshot/target/classes:src/snapshot/target/test-classes" \
+ * java -Dspice.spec.dir=spec-kit \
+ *     -cp "$(cat /tmp/snapshot-test.cp):src/snapshot/target/classes:src/snapshot/target/test-classes" \
  *     spice.authority.snapshot.fuzz.SeedCorpusGenerator src/snapshot/src/test/resources
  * </pre>
  *
