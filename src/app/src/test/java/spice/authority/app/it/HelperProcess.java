@@ -18,12 +18,19 @@ final class HelperProcess implements AutoCloseable {
     final Process process;
     final Path socket;
     final String listeningLine;
-    private final StringBuffer stderr = new StringBuffer();
 
-    private HelperProcess(Process p, Path socket, String line) {
+    private HelperProcess(Process p, Path socket, String line, StringBuffer stderr) {
         this.process = p;
         this.socket = socket;
         this.listeningLine = line;
+        this.liveStderr = stderr;
+    }
+
+    private final StringBuffer liveStderr;
+
+    /** Everything the helper wrote to standard error so far (its log). */
+    String stderr() {
+        return liveStderr.toString();
     }
 
     static List<String> command(String... args) {
@@ -46,9 +53,14 @@ final class HelperProcess implements AutoCloseable {
 
     /** Starts {@code serve} with extra JVM options and waits for its "listening on" line. */
     static HelperProcess start(Path authorityDir, Path socket, List<String> jvmOptions) throws IOException {
-        Process p = new ProcessBuilder(command(jvmOptions, "serve", "--authority-dir", authorityDir.toString(),
-                "--socket", socket.toString()))
-                .start();
+        return start(authorityDir, socket, jvmOptions, List.of());
+    }
+
+    /** As {@link #start(Path, Path, List)}, the command run through {@code prefix} (e.g. prlimit). */
+    static HelperProcess start(Path authorityDir, Path socket, List<String> jvmOptions, List<String> prefix) throws IOException {
+        List<String> cmd = new ArrayList<>(prefix);
+        cmd.addAll(command(jvmOptions, "serve", "--authority-dir", authorityDir.toString(), "--socket", socket.toString()));
+        Process p = new ProcessBuilder(cmd).start();
         HelperProcess[] holder = new HelperProcess[1];
         StringBuffer err = new StringBuffer();
         Thread.ofPlatform().daemon().start(() -> {
@@ -80,9 +92,8 @@ final class HelperProcess implements AutoCloseable {
             p.destroyForcibly();
             throw new IOException("helper did not start (" + l + "): " + err);
         }
-        HelperProcess h = new HelperProcess(p, socket, l);
+        HelperProcess h = new HelperProcess(p, socket, l, err);
         holder[0] = h;
-        h.stderr.append(err);
         return h;
     }
 

@@ -48,6 +48,21 @@ public final class TestHost {
                         Files.write(Path.of(a[3]), r.body());
                     }
                 }
+                case "starts" -> {
+                    // starts PREFIX N: start PREFIX-0 .. PREFIX-(N-1); answers the count per status
+                    // and the first refusal's body
+                    java.util.TreeMap<Integer, Integer> counts = new java.util.TreeMap<>();
+                    String firstRefusal = "";
+                    for (int i = 0; i < Integer.parseInt(a[2]); i++) {
+                        UnixHttp.Response one = http.call("POST", "/v1/runs", with(h, "Content-Type", "application/json"),
+                                ("{\"run_id\":\"" + a[1] + "-" + i + "\"}").getBytes(StandardCharsets.UTF_8));
+                        counts.merge(one.status(), 1, Integer::sum);
+                        if (one.status() != 200 && firstRefusal.isEmpty()) {
+                            firstRefusal = one.text();
+                        }
+                    }
+                    r = new UnixHttp.Response(200, Map.of(), (counts + " " + firstRefusal).getBytes(StandardCharsets.UTF_8));
+                }
                 case "resume" -> r = http.call("POST", "/v1/runs/" + a[1] + "/resume", h, new byte[0]);
                 case "release" -> r = http.call("DELETE", "/v1/runs/" + a[1] + "/lease", h, null);
                 case "import" -> r = http.call("POST", "/v1/imports", with(h, "Content-Type", "application/x-protobuf"),
