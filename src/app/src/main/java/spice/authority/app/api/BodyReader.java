@@ -104,13 +104,14 @@ public class BodyReader {
         }
         Reading r = new Reading(rc, limit, refuse, path);
         rc.addEndHandler(v -> r.release());
-        if (declared > 0 && !r.reserve(declared)) {
-            return;
-        }
-        r.reservedUpFront = declared > 0;
+        // A body that does not arrive in time is refused, so a slow sender holds neither the
+        // budget nor the in-flight count for long.
+        long timeoutMs = config.bodyTimeout().toMillis();
+        r.timer = rc.vertx().setTimer(Math.max(1, timeoutMs), id -> r.timedOut(timeoutMs));
         req.handler(r::chunk);
         req.endHandler(v -> r.end());
         req.exceptionHandler(e -> r.release());
+        rc.addEndHandler(v -> r.cancelTimer());
         req.resume();
     }
 
@@ -121,10 +122,11 @@ public class BodyReader {
         private final Refuse refuse;
         private final String path;
         private final AtomicLong reserved = new AtomicLong();
-        private Buffer data = Buffer.buffer();
+        /** The chunks as they came (no growing buffer: one copy into the body at the end). */
+        private java.util.List<Buffer> data = new java.util.ArrayList<>();
         private long total;
         private boolean refused;
-        boolean reservedUpFront;
+        long timer = -1;
 
         Reading(RoutingContext rc, long limit, Refuse refuse, String path) {
             this.rc = rc;
@@ -137,9 +139,7 @@ public class BodyReader {
             long now = held.addAndGet(n);
             reserved.addAndGet(n);
             if (now > budget()) {
-                refused = true;
-                data = null;
-                release();
+                stop();
                 LOG.warnf("body of %d bytes refused for %s: %d bytes of bodies held, budget %d", n, path, now - n, budget());
                 refuse.refuse(503, "unavailable", "the helper holds as many request bodies as it can ("
                         + budget() + " bytes); nothing was done, retry shortly");
@@ -154,23 +154,52 @@ public class BodyReader {
             }
             total += b.length();
             if (total > limit) {
-                refused = true;
-                data = null;
-                release();
+                stop();
                 refuse.refuse(413, "invalid_request", "request body larger than " + limit + " bytes for " + path);
                 return;
             }
-            if (!reservedUpFront && !reserve(b.length())) {
+            if (!reserve(b.length())) {
                 return;
             }
-            data.appendBuffer(b);
+            data.add(b);
+        }
+
+        void timedOut(long ms) {
+            timer = -1;
+            if (refused) {
+                return;
+            }
+            stop();
+            refuse.refuse(408, "invalid_request", "request body not received within " + ms + " ms for " + path);
+        }
+
+        /** Refused: drop what was read, give back the budget, cancel the timer. */
+        private void stop() {
+            refused = true;
+            data = null;
+            release();
+            cancelTimer();
+        }
+
+        private void cancelTimer() {
+            if (timer >= 0) {
+                rc.vertx().cancelTimer(timer);
+                timer = -1;
+            }
         }
 
         void end() {
+            cancelTimer();
             if (refused || rc.response().ended() || rc.response().closed()) {
                 return;
             }
-            rc.put(BODY, data.getBytes());
+            byte[] body = new byte[(int) total];
+            int at = 0;
+            for (Buffer b : data) {
+                b.getBytes(body, at);
+                at += b.length();
+            }
+            rc.put(BODY, body);
             data = null;
             rc.next();
         }

@@ -55,6 +55,10 @@ public interface HelperConfig {
     @WithDefault("0")
     long bodyBudget();
 
+    /** How long a request body may take to arrive once its headers have; then {@code 408}. */
+    @WithDefault("30s")
+    Duration bodyTimeout();
+
     /** Largest control (non-snapshot) request body. */
     @WithDefault("65536")
     int maxControlBody();

@@ -350,5 +350,10 @@ class SessionStartTimeRecheckTest {
         public long bodyBudget() {
             return 0;
         }
+
+        @Override
+        public Duration bodyTimeout() {
+            return Duration.ofSeconds(30);
+        }
     }
 }
