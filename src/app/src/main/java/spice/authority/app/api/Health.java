@@ -36,8 +36,8 @@ public class Health {
     void registerRoutes(@Observes Router router) {
         route(router, "/q/health/live").handler(rc -> answer(rc, List.of()));
         route(router, "/q/health/started").handler(rc -> answer(rc, List.of()));
-        route(router, "/q/health/ready").handler(rc -> answer(rc, List.of(authority())));
-        route(router, "/q/health").handler(rc -> answer(rc, List.of(authority())));
+        route(router, "/q/health/ready").handler(rc -> answer(rc, List.of(authority(), processWatcher())));
+        route(router, "/q/health").handler(rc -> answer(rc, List.of(authority(), processWatcher())));
     }
 
     /** GET, and HEAD for probes that only read the status. */
@@ -53,6 +53,19 @@ public class Health {
         check.put("name", "authority");
         check.put("status", "open".equals(state) ? "UP" : "DOWN");
         check.put("data", Map.of("state", state));
+        return check;
+    }
+
+    /**
+     * The process watcher: DOWN once it can no longer notice host exits promptly (its thread
+     * died); sessions then stay until their host is proven dead, and the helper should be restarted.
+     */
+    static Map<String, Object> processWatcher() {
+        ServeContext ctx = ServeContext.current();
+        boolean up = ctx != null && ctx.processes().healthy();
+        Map<String, Object> check = new LinkedHashMap<>();
+        check.put("name", "process-watcher");
+        check.put("status", up ? "UP" : "DOWN");
         return check;
     }
 
