@@ -407,7 +407,8 @@ public final class RunAuthority implements AutoCloseable {
      */
     private String enterRunOperation(String what, String runId, Cancellation c) throws AuthorityException {
         if (!RunRecord.validRunId(runId)) {
-            throw new AuthorityException.Configuration("invalid run ID: must be 1..128 UTF-8 bytes, no surrounding white space, no control characters");
+            throw new AuthorityException.Configuration("invalid run ID: must be valid Unicode text of 1..128 UTF-8 bytes, "
+                    + "no surrounding white space, no control characters");
         }
         c.check(what + " " + runId);
         checkFence(runId);
