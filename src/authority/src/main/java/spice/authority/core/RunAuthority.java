@@ -117,10 +117,11 @@ public final class RunAuthority implements AutoCloseable {
                     java.util.Arrays.fill(file, (byte) 0);
                 }
             }
-            // RACE: the name is checked again after the read (or the write): the file it names
-            // then is the one every later transition must still find. A file swapped in and out
-            // between the two checks goes unseen; only the owner of the 0700 directory (the user
-            // this authority runs as) can rename files in it, and it could as well rewrite the key.
+            // RACE: the name is checked again after the read (or the write), and must name the
+            // file checked before the read; it is the file every later transition must still
+            // find. A file swapped in and back out between the two checks goes unseen: only the
+            // owner of the 0700 directory (the user this authority runs as) or root can rename
+            // files in it, and either could as well rewrite the key itself.
             FileIdentity opened;
             try {
                 opened = checkIdentityFile(dir, seen);

@@ -11,8 +11,8 @@ import spice.authority.snapshot.json.GoText;
  *
  * <p><b>Guarantees.</b> Valid from birth: version 1, lowercase 64-hex scope, key generation and
  * run generation at least 1, run ID valid Unicode text and a token(128) without Go-control
- * characters ({@link #validRunId}), a snapshot binding
- * present exactly when the phase is SUSPENDED. Immutable. {@link #toString()} shows no MACs.
+ * characters ({@link #validRunId}), a snapshot binding present exactly when the phase is
+ * SUSPENDED. Immutable. {@link #toString()} shows no MACs.
  */
 public record RunRecord(String scopeIdHex, long keyGeneration, String runId, long runGeneration, Phase phase,
                         SnapshotBinding snapshot) {
