@@ -117,6 +117,30 @@ final class PosixSecureDirectory implements SecureDirectory {
     }
 
     @Override
+    public FileIdentity checkFile(String name) throws DirectoryRefusedException {
+        FileNames.requireValid(shownPath(), name);
+        String shown = shown(name);
+        enter();
+        try {
+            FileStat st;
+            try {
+                // SECURITY: AT_SYMLINK_NOFOLLOW: a symbolic link is judged itself (and refused),
+                // never the file it points to. Nothing is opened, so a FIFO cannot block.
+                st = Libc.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
+            } catch (PosixException e) {
+                if (e.errno() == p.ENOENT) {
+                    throw new DirectoryRefusedException(MISSING, shown, "does not exist");
+                }
+                throw io(shown, e);
+            }
+            requireSafeFile(st, shown);
+            return st.identity();
+        } finally {
+            exit();
+        }
+    }
+
+    @Override
     public byte[] read(String name, int maxBytes) throws DirectoryRefusedException {
         FileNames.requireValid(shownPath(), name);
         if (maxBytes < 0 || maxBytes == Integer.MAX_VALUE) {

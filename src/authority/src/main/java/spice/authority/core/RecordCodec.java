@@ -192,7 +192,15 @@ public final class RecordCodec {
                 case 0 -> rec.version = unsigned(r, rec.version);
                 case 1 -> rec.scopeId = string(r, rec.scopeId);
                 case 2 -> rec.keyGeneration = unsigned(r, rec.keyGeneration);
-                case 3 -> rec.runId = string(r, rec.runId);
+                case 3 -> {
+                    boolean text = r.peekKind() == '"';
+                    rec.runId = string(r, rec.runId);
+                    if (text && r.lastStringSubstituted()) {
+                        // SECURITY: the MAC covers the re-encoding; a run ID the reader had to
+                        // repair (U+FFFD) is not the one in the file: never a valid record.
+                        throw Unverifiable.INSTANCE;
+                    }
+                }
                 case 4 -> rec.runGeneration = unsigned(r, rec.runGeneration);
                 case 5 -> rec.phase = string(r, rec.phase);
                 case 6 -> {
@@ -290,8 +298,13 @@ public final class RecordCodec {
         }
     }
 
-    /** {@code run-<64 hex of SHA-256(UTF-8 run ID)>}: the stem of the run's lock and state files. */
+    /**
+     * {@code run-<64 hex of SHA-256(UTF-8 run ID)>}: the stem of the run's lock and state files.
+     *
+     * @throws IllegalArgumentException when the run ID is not valid Unicode text (never reached
+     *     through {@link RunRecord#validRunId}; a replacing encoder would give colliding names)
+     */
     public static String fileStem(String runId) {
-        return "run-" + GoText.hex(HmacSha256.sha256(runId.getBytes(StandardCharsets.UTF_8)));
+        return "run-" + GoText.hex(HmacSha256.sha256(GoText.utf8Exact(runId)));
     }
 }

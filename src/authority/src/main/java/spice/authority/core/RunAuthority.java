@@ -6,6 +6,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import spice.authority.os.DirectoryRefusedException;
+import spice.authority.os.FileIdentity;
+import spice.authority.os.FileNames;
 import spice.authority.os.LockMode;
 import spice.authority.os.SecureDirectory;
 import spice.authority.os.StableLock;
@@ -29,8 +31,10 @@ import spice.authority.snapshot.payload.LifecycleStatus;
  *   <li>Exclusive ownership: a run is owned through its stable {@code flock} lock, held by an
  *       {@link ActiveRun} or a {@link RunImport}; a second owner in any process is {@code busy}.
  *   <li>Every durable transition is one atomic record write, preceded by a re-validation of the
- *       directory path (ARCHITECTURE.md "stricter" point 6): a moved, replaced or newly untrusted
- *       directory refuses the transition ({@code unavailable}) and nothing is written.
+ *       directory path and of the identity file (ARCHITECTURE.md "stricter" point 6): a moved,
+ *       replaced or newly untrusted directory, or an {@code identity.key} that breaks the file
+ *       rule or is no longer the file the key was read from, refuses the transition
+ *       ({@code unavailable}) and nothing is written; it works again once restored.
  *   <li>Cancellation is checked on entry and right before the writer runs; once the writer was
  *       invoked any failure is {@code uncertain} and fences the run in this process (e.6), except
  *       in {@link #start}: there a write failure is {@code unavailable} and not fenced, as the
@@ -49,6 +53,8 @@ public final class RunAuthority implements AutoCloseable {
 
     private final SecureDirectory dir;
     private final AuthorityIdentity identity;
+    /** The file {@code identity.key} named when its key was read or created (device and inode). */
+    private final FileIdentity identityFile;
     private final HmacSha256 recordMac;
     private final Set<String> fenced = ConcurrentHashMap.newKeySet();
     private final Object stateLock = new Object();
@@ -56,9 +62,10 @@ public final class RunAuthority implements AutoCloseable {
     private boolean closing;
     private boolean shutDown;
 
-    private RunAuthority(SecureDirectory dir, AuthorityIdentity identity) {
+    private RunAuthority(SecureDirectory dir, AuthorityIdentity identity, FileIdentity identityFile) {
         this.dir = dir;
         this.identity = identity;
+        this.identityFile = identityFile;
         this.recordMac = new HmacSha256(identity.masterKey());
     }
 
@@ -76,17 +83,17 @@ public final class RunAuthority implements AutoCloseable {
             throw new AuthorityException.Unavailable("authority directory refused: " + e.getMessage());
         }
         try (StableLock ignored = dir.lock(IDENTITY_LOCK, LockMode.BLOCKING)) {
-            byte[] file;
+            FileIdentity seen;
             try {
-                file = dir.read(IDENTITY_KEY, AuthorityIdentity.FILE_LENGTH);
+                seen = checkIdentityFile(dir, null);
             } catch (DirectoryRefusedException e) {
                 if (e.category() != DirectoryRefusedException.Category.MISSING) {
                     throw new AuthorityException.Unavailable("identity file refused: " + e.getMessage());
                 }
-                file = null;
+                seen = null;
             }
             AuthorityIdentity id;
-            if (file == null) {
+            if (seen == null) {
                 id = AuthorityIdentity.generate(random);
                 byte[] encoded = id.encode();
                 try {
@@ -98,13 +105,31 @@ public final class RunAuthority implements AutoCloseable {
                     java.util.Arrays.fill(encoded, (byte) 0);
                 }
             } else {
+                byte[] file;
+                try {
+                    file = dir.read(IDENTITY_KEY, AuthorityIdentity.FILE_LENGTH);
+                } catch (DirectoryRefusedException e) {
+                    throw new AuthorityException.Unavailable("identity file refused: " + e.getMessage());
+                }
                 try {
                     id = AuthorityIdentity.parse(file);
                 } finally {
                     java.util.Arrays.fill(file, (byte) 0);
                 }
             }
-            return new RunAuthority(dir, id);
+            // RACE: the name is checked again after the read (or the write), and must name the
+            // file checked before the read; it is the file every later transition must still
+            // find. A file swapped in and back out between the two checks goes unseen: only the
+            // owner of the 0700 directory (the user this authority runs as) or root can rename
+            // files in it, and either could as well rewrite the key itself.
+            FileIdentity opened;
+            try {
+                opened = checkIdentityFile(dir, seen);
+            } catch (DirectoryRefusedException | RuntimeException e) {
+                id.close();
+                throw new AuthorityException.Unavailable("identity file refused: " + e.getMessage());
+            }
+            return new RunAuthority(dir, id, opened);
         } catch (DirectoryRefusedException e) {
             throw new AuthorityException.Unavailable("identity lock refused: " + e.getMessage());
         } catch (IllegalArgumentException e) {
@@ -407,7 +432,8 @@ public final class RunAuthority implements AutoCloseable {
      */
     private String enterRunOperation(String what, String runId, Cancellation c) throws AuthorityException {
         if (!RunRecord.validRunId(runId)) {
-            throw new AuthorityException.Configuration("invalid run ID: must be 1..128 UTF-8 bytes, no surrounding white space, no control characters");
+            throw new AuthorityException.Configuration("invalid run ID: must be valid Unicode text of 1..128 UTF-8 bytes, "
+                    + "no surrounding white space, no control characters");
         }
         c.check(what + " " + runId);
         checkFence(runId);
@@ -453,6 +479,11 @@ public final class RunAuthority implements AutoCloseable {
         }
     }
 
+    /**
+     * Identity proof before a durable transition (ARCHITECTURE.md "stricter" point 6): the path
+     * still leads to the retained directory, and {@code identity.key} in it is still the file the
+     * key was read from and still passes the file rule. Reads no key and writes nothing.
+     */
     void revalidate() throws AuthorityException.Unavailable {
         try {
             dir.revalidate();
@@ -461,6 +492,33 @@ public final class RunAuthority implements AutoCloseable {
         } catch (IllegalStateException e) {
             throw new AuthorityException.Unavailable("authority directory closed");
         }
+        try {
+            // SECURITY: a loosened (mode, owner), hard-linked or replaced identity file refuses
+            // every transition until it is restored, as `authority check` refuses the directory.
+            checkIdentityFile(dir, identityFile);
+        } catch (DirectoryRefusedException e) {
+            throw new AuthorityException.Unavailable("identity file refused, nothing written: " + e.getMessage());
+        } catch (IllegalStateException e) {
+            throw new AuthorityException.Unavailable("authority directory closed");
+        }
+    }
+
+    /**
+     * Checks {@code identity.key} in place by the directory's one file rule and, when
+     * {@code expected} is given, proves it the same file (device and inode). Reads nothing.
+     *
+     * @return the identity of the file the name names now
+     * @throws DirectoryRefusedException the file rule it breaks, or
+     *     {@link DirectoryRefusedException.Category#IDENTITY} when it is another file
+     */
+    private static FileIdentity checkIdentityFile(SecureDirectory dir, FileIdentity expected) throws DirectoryRefusedException {
+        FileIdentity now = dir.checkFile(IDENTITY_KEY);
+        if (expected != null && !now.equals(expected)) {
+            throw new DirectoryRefusedException(DirectoryRefusedException.Category.IDENTITY,
+                    FileNames.printable(dir.path()) + "/" + IDENTITY_KEY,
+                    "is file " + now + ", not " + expected + " that the authority key was read from");
+        }
+        return now;
     }
 
     private StableLock lockRun(String stem, String runId) throws AuthorityException {

@@ -10,8 +10,9 @@ import spice.authority.snapshot.json.GoText;
  * (transition) generation, phase, and for SUSPENDED the bound snapshot claim.
  *
  * <p><b>Guarantees.</b> Valid from birth: version 1, lowercase 64-hex scope, key generation and
- * run generation at least 1, run ID a token(128) without Go-control characters, a snapshot binding
- * present exactly when the phase is SUSPENDED. Immutable. {@link #toString()} shows no MACs.
+ * run generation at least 1, run ID valid Unicode text and a token(128) without Go-control
+ * characters ({@link #validRunId}), a snapshot binding present exactly when the phase is
+ * SUSPENDED. Immutable. {@link #toString()} shows no MACs.
  */
 public record RunRecord(String scopeIdHex, long keyGeneration, String runId, long runGeneration, Phase phase,
                         SnapshotBinding snapshot) {
@@ -28,16 +29,25 @@ public record RunRecord(String scopeIdHex, long keyGeneration, String runId, lon
             throw new IllegalArgumentException("generations must be at least 1");
         }
         if (!validRunId(runId)) {
-            throw new IllegalArgumentException("run ID must be a token of at most 128 bytes without control characters");
+            throw new IllegalArgumentException("run ID must be valid Unicode text, a token of at most 128 bytes, "
+                    + "without control characters");
         }
         if ((phase == Phase.SUSPENDED) != (snapshot != null)) {
             throw new IllegalArgumentException("a snapshot binding is present exactly for SUSPENDED");
         }
     }
 
-    /** The authority store's run-ID rule: token(128) and no Go-control character anywhere. */
+    /**
+     * The authority store's run-ID rule, checked at every entry point (start, import, inspect,
+     * abandon, record decoding): valid Unicode text, token(128) and no Go-control character
+     * anywhere.
+     */
     public static boolean validRunId(String runId) {
-        return runId != null && GoText.isToken(runId, 128) && !GoText.containsGoControl(runId);
+        // SECURITY: an unpaired surrogate has no exact UTF-8 encoding: "a\ud800", "a\udc00" and
+        // "a?" would share one hashed file name and one MAC input, and the record could never be
+        // verified, named or abandoned again.
+        return runId != null && GoText.isValidUnicode(runId) && GoText.isToken(runId, 128)
+                && !GoText.containsGoControl(runId);
     }
 
     /** The same record at another phase and generation, without a snapshot binding. */

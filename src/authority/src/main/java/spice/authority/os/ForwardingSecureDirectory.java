@@ -47,6 +47,11 @@ public abstract class ForwardingSecureDirectory implements SecureDirectory {
     }
 
     @Override
+    public FileIdentity checkFile(String name) throws DirectoryRefusedException {
+        return delegate.checkFile(name);
+    }
+
+    @Override
     public byte[] read(String name, int maxBytes) throws DirectoryRefusedException {
         return delegate.read(name, maxBytes);
     }

@@ -15,9 +15,10 @@ package spice.authority.os;
  *   <li>Renaming or replacing the path after binding cannot redirect any operation: reads,
  *       writes and locks act on the retained directory. {@link #revalidate()} proves that
  *       the path still leads to it, for callers about to make a durable transition.</li>
- *   <li>Every file read, replaced or locked is a regular file owned by the effective user,
- *       with exactly one link and mode exactly {@code 0600}; a symbolic link, FIFO, socket
- *       or directory in its place is refused without blocking.</li>
+ *   <li>Every file read, replaced, locked or checked ({@link #checkFile}) is judged by one
+ *       file rule: a regular file owned by the effective user, with exactly one link and mode
+ *       exactly {@code 0600}; a symbolic link, FIFO, socket or directory in its place is
+ *       refused without blocking.</li>
  *   <li>{@link #writeAtomically} leaves either the old or the new content under the target
  *       name, never a mix, and never leaves its temporary file behind.</li>
  *   <li>Every failure is a {@link DirectoryRefusedException}; no descriptor leaks on any
@@ -53,6 +54,20 @@ public interface SecureDirectory extends AutoCloseable {
      *     is restored
      */
     void revalidate() throws DirectoryRefusedException;
+
+    /**
+     * Checks a file in place, without opening or reading it: its status, taken relative to the
+     * retained directory without following a symbolic link, must pass the same file rule as
+     * {@link #read}, {@link #writeAtomically} and {@link #lock}. Writes nothing. Cheap enough to
+     * run before every durable transition.
+     *
+     * @param name a file name (see {@link FileNames})
+     * @return the identity of the file the name names now, so that a caller can prove later that
+     *     it is still the same file
+     * @throws DirectoryRefusedException {@link DirectoryRefusedException.Category#MISSING} when
+     *     absent, or the file rule it breaks
+     */
+    FileIdentity checkFile(String name) throws DirectoryRefusedException;
 
     /**
      * Reads a whole file.

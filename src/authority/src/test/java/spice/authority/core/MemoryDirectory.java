@@ -16,6 +16,12 @@ import spice.authority.os.StableLock;
  * An in-memory {@link SecureDirectory} for authority tests, with the atomic-write protocol split
  * into its steps so that a fault or a "crash" can be injected at each one, and a durable view that
  * survives a simulated power loss ({@link #afterCrash}).
+ *
+ * <p>Every visible file also has the status the file rule judges ({@link Status}): a fresh inode
+ * on each create or replace (an atomic write renames a new file over the name), mode 0600, one
+ * link. {@link #chmod}, {@link #addHardLink}, {@link #replaceKeepingContent} and
+ * {@link #replaceWithSymlink} change it as an outside process would; {@link #read},
+ * {@link #checkFile} and the destination check of {@link #writeAtomically} apply the rule.
  */
 final class MemoryDirectory implements SecureDirectory {
 
@@ -31,7 +37,18 @@ final class MemoryDirectory implements SecureDirectory {
         AFTER_RENAME_BEFORE_DIR_FSYNC
     }
 
+    /** What the file rule looks at: type, permission bits, link count and inode. */
+    record Status(long inode, boolean symlink, int mode, int links) {
+        Status {
+            if (links < 1) {
+                throw new IllegalArgumentException("links");
+            }
+        }
+    }
+
     private final Map<String, byte[]> visible = new HashMap<>();
+    private final Map<String, Status> status = new HashMap<>();
+    private long nextInode = 100;
     private final Map<String, byte[]> durable = new HashMap<>();
     private final Map<String, Object> held = new HashMap<>();
     private final AtomicInteger writes = new AtomicInteger();
@@ -50,7 +67,76 @@ final class MemoryDirectory implements SecureDirectory {
         MemoryDirectory d = new MemoryDirectory();
         d.visible.putAll(durable);
         d.durable.putAll(durable);
+        durable.keySet().forEach(d::fresh);
         return d;
+    }
+
+    /** A new inode, mode 0600, one link: what creating or atomically replacing a file gives. */
+    private void fresh(String name) {
+        status.put(name, new Status(nextInode++, false, 0600, 1));
+    }
+
+    /** Sets the permission bits of an existing file (as chmod from outside). */
+    synchronized void chmod(String name, int mode) {
+        Status s = existing(name);
+        status.put(name, new Status(s.inode(), s.symlink(), mode, s.links()));
+    }
+
+    /** Gives an existing file one more hard link (as ln from outside, to a name not listed here). */
+    synchronized void addHardLink(String name) {
+        Status s = existing(name);
+        status.put(name, new Status(s.inode(), s.symlink(), s.mode(), s.links() + 1));
+    }
+
+    /** Removes one hard link again. */
+    synchronized void removeHardLink(String name) {
+        Status s = existing(name);
+        status.put(name, new Status(s.inode(), s.symlink(), s.mode(), s.links() - 1));
+    }
+
+    /** Puts a different file (new inode, mode 0600, one link) with the same content under the name. */
+    synchronized void replaceKeepingContent(String name) {
+        existing(name);
+        fresh(name);
+    }
+
+    /** Puts a symbolic link (to a file with the same content) under the name. */
+    synchronized void replaceWithSymlink(String name) {
+        existing(name);
+        status.put(name, new Status(nextInode++, true, 0777, 1));
+    }
+
+    /** Restores a name to a given status (for example one saved with {@link #statusOf}). */
+    synchronized void restore(String name, Status s) {
+        existing(name);
+        status.put(name, s);
+    }
+
+    synchronized Status statusOf(String name) {
+        return existing(name);
+    }
+
+    private Status existing(String name) {
+        Status s = status.get(name);
+        if (s == null) {
+            throw new IllegalArgumentException("no such file: " + name);
+        }
+        return s;
+    }
+
+    /** The file rule of {@link SecureDirectory}: not a symbolic link, one link, mode exactly 0600. */
+    private void requireSafeFile(String name, Status s) throws DirectoryRefusedException {
+        String shown = path() + "/" + name;
+        if (s.symlink()) {
+            throw new DirectoryRefusedException(Category.SYMLINK, shown, "is a symbolic link");
+        }
+        if (s.links() != 1) {
+            throw new DirectoryRefusedException(Category.LINKS, shown, "has " + s.links() + " hard links, not 1");
+        }
+        if (s.mode() != 0600) {
+            throw new DirectoryRefusedException(Category.MODE, shown,
+                    "mode 0" + Integer.toOctalString(s.mode()) + ", must be exactly 0600");
+        }
     }
 
     /** Injects a fault at {@code step} of the {@code nthWrite}-th write from now (0 = next). */
@@ -99,11 +185,13 @@ final class MemoryDirectory implements SecureDirectory {
     synchronized void putFile(String name, byte[] content) {
         visible.put(name, content.clone());
         durable.put(name, content.clone());
+        fresh(name);
     }
 
     synchronized void deleteFile(String name) {
         visible.remove(name);
         durable.remove(name);
+        status.remove(name);
     }
 
     @Override
@@ -142,6 +230,18 @@ final class MemoryDirectory implements SecureDirectory {
     }
 
     @Override
+    public synchronized FileIdentity checkFile(String name) throws DirectoryRefusedException {
+        FileNames.requireValid(path(), name);
+        checkOpen();
+        Status s = status.get(name);
+        if (s == null) {
+            throw new DirectoryRefusedException(Category.MISSING, path() + "/" + name, "no such file");
+        }
+        requireSafeFile(name, s);
+        return new FileIdentity(1, s.inode());
+    }
+
+    @Override
     public synchronized byte[] read(String name, int maxBytes) throws DirectoryRefusedException {
         FileNames.requireValid(path(), name);
         checkOpen();
@@ -149,6 +249,7 @@ final class MemoryDirectory implements SecureDirectory {
         if (b == null) {
             throw new DirectoryRefusedException(Category.MISSING, path() + "/" + name, "no such file");
         }
+        requireSafeFile(name, status.get(name));
         if (b.length > maxBytes) {
             throw new DirectoryRefusedException(Category.IO, path() + "/" + name, "larger than " + maxBytes + " bytes");
         }
@@ -164,6 +265,10 @@ final class MemoryDirectory implements SecureDirectory {
         Step fault;
         synchronized (this) {
             checkOpen();
+            Status target = status.get(name);
+            if (target != null) {
+                requireSafeFile(name, target); // d.4 step 1: the destination must pass the rule
+            }
             int n = writes.getAndIncrement();
             fault = n == faultOnWrite ? faultStep : null;
             if (fault != null && fault != Step.AFTER_RENAME_BEFORE_DIR_FSYNC) {
@@ -171,6 +276,7 @@ final class MemoryDirectory implements SecureDirectory {
                 throw new DirectoryRefusedException(Category.IO, path() + "/" + name, "injected fault " + fault);
             }
             visible.put(name, data.clone());
+            fresh(name); // the renamed temporary file: a new inode
             if (fault == null || renameDurableOnCrash) {
                 durable.put(name, data.clone());
             }
@@ -201,7 +307,9 @@ final class MemoryDirectory implements SecureDirectory {
                 }
             }
             held.put(name, token);
-            visible.putIfAbsent(name, new byte[0]);
+            if (visible.putIfAbsent(name, new byte[0]) == null) {
+                fresh(name);
+            }
             durable.putIfAbsent(name, new byte[0]);
         }
         return new StableLock() {

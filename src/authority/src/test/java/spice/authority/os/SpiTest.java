@@ -110,6 +110,7 @@ class SpiTest {
             @Override public boolean createdLeaf() { calls.add("createdLeaf"); return true; }
             @Override public OpenMode openMode() { calls.add("openMode"); return OpenMode.VALIDATE_ONLY; }
             @Override public void revalidate() { calls.add("revalidate"); }
+            @Override public FileIdentity checkFile(String name) { calls.add("check " + name); return new FileIdentity(3, 4); }
             @Override public byte[] read(String name, int maxBytes) { calls.add("read " + name); return new byte[0]; }
             @Override public void writeAtomically(String name, byte[] data) { calls.add("write " + name); }
             @Override public StableLock lock(String name, LockMode mode) { calls.add("lock " + name); return null; }
@@ -128,11 +129,12 @@ class SpiTest {
         plain.createdLeaf();
         plain.openMode();
         plain.revalidate();
+        assertThat(plain.checkFile("c")).isEqualTo(new FileIdentity(3, 4));
         plain.read("r", 1);
         plain.writeAtomically("w", new byte[0]);
         plain.lock("l.lock", LockMode.BLOCKING);
         plain.close();
-        assertThat(calls).containsExactly("path", "identity", "createdLeaf", "openMode", "revalidate", "read r",
+        assertThat(calls).containsExactly("path", "identity", "createdLeaf", "openMode", "revalidate", "check c", "read r",
                 "write w", "lock l.lock", "close");
         assertThatThrownBy(() -> failing.writeAtomically("x", new byte[0]))
                 .hasMessage("/p/x: IO (injected)");

@@ -8,7 +8,9 @@ import spice.authority.snapshot.json.GoText;
  * sequence, lifecycle number and the payload SHA-256.
  *
  * <p><b>Guarantees.</b> Valid from birth per c.1: exact format, run ID a token(128), sequence in
- * 1..2^64−2 (unsigned), lifecycle 1..4, digest of 32 bytes. Immutable (the digest is copied).
+ * 1..2^64−2 (unsigned), lifecycle 1..4, digest of 32 bytes; the run ID is also valid Unicode text
+ * (no unpaired surrogate), so its UTF-8 bytes in the MAC input are exactly the run ID. Immutable
+ * (the digest is copied).
  */
 public final class ClaimInput {
     /** The only payload format. */
@@ -23,8 +25,8 @@ public final class ClaimInput {
         if (!FORMAT.equals(format)) {
             throw new IllegalArgumentException("format must be " + FORMAT);
         }
-        if (runId == null || !GoText.isToken(runId, 128)) {
-            throw new IllegalArgumentException("run ID must be a token of at most 128 bytes");
+        if (runId == null || !GoText.isToken(runId, 128) || !GoText.isValidUnicode(runId)) {
+            throw new IllegalArgumentException("run ID must be valid Unicode text and a token of at most 128 bytes");
         }
         if (lastSequence == 0 || lastSequence == -1L) {
             throw new IllegalArgumentException("last sequence must be 1..2^64-2");

@@ -1,6 +1,6 @@
 package spice.authority.snapshot.crypto;
 
-import java.nio.charset.StandardCharsets;
+import spice.authority.snapshot.json.GoText;
 
 /** LP(x) concatenation: each component as u64be(length) followed by its bytes (wire-format.md 0). */
 public final class LengthPrefixed {
@@ -25,8 +25,14 @@ public final class LengthPrefixed {
         return this;
     }
 
-    public LengthPrefixed add(String utf8) {
-        return add(utf8.getBytes(StandardCharsets.UTF_8));
+    /**
+     * LP(UTF-8 of {@code text}).
+     *
+     * @throws IllegalArgumentException when {@code text} is not valid Unicode text (an unpaired
+     *     surrogate): a replacing encoder would make two different strings hash alike
+     */
+    public LengthPrefixed add(String text) {
+        return add(GoText.utf8Exact(text));
     }
 
     /** LP(u64be(v)). */

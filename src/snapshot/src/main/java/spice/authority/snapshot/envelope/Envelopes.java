@@ -73,7 +73,9 @@ public final class Envelopes {
         if (!ClaimInput.FORMAT.equals(e.format())) {
             throw new EnvelopeRejectedException(EnvelopeRule.E_FORMAT);
         }
-        if (!GoText.isToken(e.runId(), 128)) {
+        // A parsed envelope's strings are valid UTF-8 (E-ENCODING); the text check keeps an
+        // envelope built in Java from reaching the claim input with an unpaired surrogate.
+        if (!GoText.isToken(e.runId(), 128) || !GoText.isValidUnicode(e.runId())) {
             throw new EnvelopeRejectedException(EnvelopeRule.E_RUNID);
         }
         if (e.lastSequence() == 0 || e.lastSequence() == -1L) {

@@ -14,6 +14,8 @@ import java.util.Arrays;
  *   <li>Strings: escapes decoded; every invalid raw UTF-8 byte becomes U+FFFD; an escaped
  *       surrogate that is not part of a valid pair becomes U+FFFD.
  *   <li>Raw bytes inside strings are not checked for UTF-8 validity by the syntax check.
+ *   <li>Whether the last string read needed such a substitution is kept
+ *       ({@link #lastStringSubstituted()}), so a caller can refuse a value that was not valid text.
  * </ul>
  *
  * <p>All skipping is iterative, so hostile nesting cannot overflow the stack. Errors are thrown as
@@ -294,8 +296,12 @@ public final class GoJsonReader {
         }
     }
 
-    /** Reads a string value at the current position (which must be '"') and decodes it. */
+    /**
+     * Reads a string value at the current position (which must be '"') and decodes it. Afterwards
+     * {@link #lastStringSubstituted()} tells whether decoding put U+FFFD in place of invalid input.
+     */
     public String readString() {
+        substituted = false;
         int start = pos + 1; // after the opening quote
         boolean simple = scanString();
         int stop = pos - 1; // the closing quote
@@ -303,6 +309,18 @@ public final class GoJsonReader {
             return stop == start ? "" : new String(in, start, stop - start, StandardCharsets.ISO_8859_1);
         }
         return decodeSlow(start, stop);
+    }
+
+    private boolean substituted;
+
+    /**
+     * Whether the last {@link #readString()} (member names included) replaced input by U+FFFD: an
+     * invalid raw UTF-8 byte or an escaped surrogate that is not part of a valid pair. The decoded
+     * string is then not what the input said, as Go decodes it; a U+FFFD written in the input
+     * (raw {@code EF BF BD} or {@code \ufffd}) is not a substitution.
+     */
+    public boolean lastStringSubstituted() {
+        return substituted;
     }
 
     /** Skips a string at the current position, checking syntax only. */
@@ -409,6 +427,7 @@ public final class GoJsonReader {
                                 }
                             }
                             sb.append('\uFFFD');
+                            substituted = true;
                         } else {
                             sb.append((char) r);
                         }
@@ -427,6 +446,7 @@ public final class GoJsonReader {
             int n = utf8SequenceLength(in, i, stop);
             if (n == 0) {
                 sb.append('\uFFFD');
+                substituted = true;
                 i++;
                 continue;
             }

@@ -1,5 +1,12 @@
 package spice.authority.snapshot.json;
 
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
 /**
  * Text predicates with the exact semantics of the reference (Go) implementation.
  *
@@ -26,6 +33,49 @@ public final class GoText {
     /** Go control: general category Cc (U+0000–U+001F and U+007F–U+009F). */
     public static boolean isGoControl(int cp) {
         return cp <= 0x1F || (cp >= 0x7F && cp <= 0x9F);
+    }
+
+    /**
+     * Whether {@code s} is valid Unicode text: every UTF-16 surrogate in it is part of a high-low
+     * pair. Only such a string has one exact UTF-8 encoding; Java's encoder (and Go's, for the
+     * invalid UTF-8 such a string stands for) silently replaces an unpaired surrogate, so two
+     * different strings could encode alike. This is the one definition every run-ID rule uses.
+     */
+    public static boolean isValidUnicode(String s) {
+        int n = s.length();
+        for (int i = 0; i < n; i++) {
+            char c = s.charAt(i);
+            if (Character.isSurrogate(c)) {
+                if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
+                    i++;
+                } else {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The exact UTF-8 encoding of valid Unicode text, for anything that is hashed, signed or used
+     * as a name.
+     *
+     * @throws IllegalArgumentException when {@code s} is not valid Unicode text (an unpaired
+     *     surrogate): it is reported, never replaced; the message shows no part of {@code s}
+     */
+    public static byte[] utf8Exact(String s) {
+        // SECURITY: a replacing encoder (String.getBytes) maps "a\ud800", "a\udc00" and "a?" to
+        // the same bytes; this encoder reports instead, as the last line of defence behind the
+        // run-ID rules.
+        try {
+            ByteBuffer out = StandardCharsets.UTF_8.newEncoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .encode(CharBuffer.wrap(s));
+            return Arrays.copyOfRange(out.array(), out.arrayOffset() + out.position(), out.arrayOffset() + out.limit());
+        } catch (CharacterCodingException e) {
+            throw new IllegalArgumentException("text is not valid Unicode (unpaired surrogate)");
+        }
     }
 
     /**

@@ -226,7 +226,7 @@ final class PayloadDecoder {
             first = false;
             switch (match(key, SNAPSHOT_FIELDS)) {
                 case 0 -> s.version = string(s.version, "version");
-                case 1 -> s.runId = string(s.runId, "run_id");
+                case 1 -> runId(s);
                 case 2 -> definition(s.definition);
                 case 3 -> s.completedTurns = unsigned(s.completedTurns, MAX_U32, "completed_turns");
                 case 4 -> slice(s.history, Raw.Message::new, messageDecoder, "history", PayloadRules.MAX_MESSAGES,
@@ -241,6 +241,16 @@ final class PayloadDecoder {
             }
         }
         return s;
+    }
+
+    /** run_id, remembering whether the reader substituted U+FFFD in it (P-RUNID refuses that). */
+    private void runId(Raw.Snapshot s) {
+        if (r.peekKind() == '"') {
+            s.runId = r.readString();
+            s.runIdSubstituted = r.lastStringSubstituted(); // a later duplicate wins, with its own flag
+        } else {
+            s.runId = string(s.runId, "run_id"); // null keeps the earlier value and its flag
+        }
     }
 
     private void definition(Raw.Definition d) {

@@ -4,6 +4,7 @@ import static spice.authority.snapshot.json.GoText.containsGoControl;
 import static spice.authority.snapshot.json.GoText.containsGoSpace;
 import static spice.authority.snapshot.json.GoText.isGoSpace;
 import static spice.authority.snapshot.json.GoText.isToken;
+import static spice.authority.snapshot.json.GoText.isValidUnicode;
 import static spice.authority.snapshot.json.GoText.utf8Length;
 
 import java.util.HashMap;
@@ -60,8 +61,10 @@ final class PayloadRules {
         }
         // 4. plan
         checkPlan(s.plan);
-        // 5. run id (token(96) plus our stricter no-control rule)
-        if (!isToken(s.runId, RUN_ID_MAX_BYTES) || containsGoControl(s.runId)) {
+        // 5. run id (token(96) plus our stricter rules: no control character, and valid Unicode
+        // text as sent: a run ID the decoder had to repair is a different run ID)
+        if (s.runIdSubstituted || !isValidUnicode(s.runId) || !isToken(s.runId, RUN_ID_MAX_BYTES)
+                || containsGoControl(s.runId)) {
             throw reject(PayloadRule.P_RUNID, "run_id");
         }
         // 6. turns

@@ -64,6 +64,12 @@ final class Raw {
     static final class Snapshot {
         String version = "";
         String runId = "";
+        /**
+         * Whether {@link #runId} is not what the input said: decoding substituted U+FFFD for an
+         * invalid UTF-8 byte or an unpaired surrogate escape (or a builder was given an unpaired
+         * surrogate, which the encoder writes as U+FFFD). Such a run ID breaks P-RUNID.
+         */
+        boolean runIdSubstituted;
         final Definition definition = new Definition();
         long completedTurns;
         final Slice<Message> history = new Slice<>();

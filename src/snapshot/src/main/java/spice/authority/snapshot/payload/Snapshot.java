@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Objects;
 import spice.authority.snapshot.json.GoJsonReader;
 import spice.authority.snapshot.json.GoJsonWriter;
+import spice.authority.snapshot.json.GoText;
 import spice.authority.snapshot.json.JsonSyntaxException;
 
 /**
@@ -66,11 +67,20 @@ public final class Snapshot {
      * @throws PayloadRejectedException with the rule id of the first broken rule
      */
     public static Snapshot decode(byte[] payload) throws PayloadRejectedException {
+        return decode(payload, false);
+    }
+
+    /**
+     * @param runIdRepaired the encoder already replaced an unpaired surrogate in the run ID (a
+     *     builder's input): the bytes then say U+FFFD, which is not the run ID the caller gave
+     */
+    private static Snapshot decode(byte[] payload, boolean runIdRepaired) throws PayloadRejectedException {
         if (payload.length == 0 || payload.length > MAX_PAYLOAD_BYTES) {
             throw new PayloadRejectedException(PayloadRule.P_SIZE, null);
         }
         byte[] input = payload.clone(); // the caller may reuse its array
         Raw.Snapshot raw = decodeRaw(input);
+        raw.runIdSubstituted |= runIdRepaired;
         PayloadRules.check(raw);
         GoJsonWriter canonical = PayloadEncoder.encode(raw, input.length);
         if (!canonical.contentEquals(input)) {
@@ -260,7 +270,9 @@ public final class Snapshot {
          */
         public Snapshot build() throws PayloadRejectedException {
             byte[] bytes = PayloadEncoder.encode(raw, 4096).toByteArray();
-            return decode(bytes);
+            // SECURITY: the encoder writes an unpaired surrogate as U+FFFD; the run ID signed would
+            // then differ from the one given. P-RUNID refuses it, in the rules' order.
+            return decode(bytes, !GoText.isValidUnicode(raw.runId));
         }
     }
 }

@@ -276,7 +276,7 @@ class EnvelopeRulesTest {
             byte[] p = PayloadFixtures.withBytes(V01, "run-1", PayloadFixtures.hex("72756e2dff"));
             byte[] env = f().runId("run-\uFFFD").payload(p).signed().encode();
             assertThat(structural(env)).isEqualTo("OK");
-            assertThat(strict(env)).isEqualTo("E-PAYLOAD P-CANONICAL");
+            assertThat(strict(env)).isEqualTo("E-PAYLOAD P-RUNID");
         }
 
         @Test

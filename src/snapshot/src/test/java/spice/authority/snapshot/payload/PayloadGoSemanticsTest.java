@@ -261,8 +261,9 @@ class PayloadGoSemanticsTest {
         }
 
         @Test
-        void runId_invalidUtf8Byte_isTokenSoNonCanonical() {
-            assertThat(verdict(withBytes(V01, "run-1", hex("72756e2dff")))).isEqualTo("P-CANONICAL");
+        void runId_invalidUtf8Byte_refusedAsRunId() {
+            // Stricter than the reference: a run ID the decoder had to repair is not valid text.
+            assertThat(verdict(withBytes(V01, "run-1", hex("72756e2dff")))).isEqualTo("P-RUNID");
         }
 
         @Test
@@ -273,8 +274,8 @@ class PayloadGoSemanticsTest {
         }
 
         @Test
-        void runId_invalidBytes_countedAfterReplacement() {
-            assertThat(verdict(withBytes(V01, "run-1", times(FF, 32)))).isEqualTo("P-CANONICAL");
+        void runId_invalidBytes_refusedAsRunIdAtAnyLength() {
+            assertThat(verdict(withBytes(V01, "run-1", times(FF, 32)))).isEqualTo("P-RUNID");
             assertThat(verdict(withBytes(V01, "run-1", times(FF, 33)))).isEqualTo("P-RUNID");
         }
 
