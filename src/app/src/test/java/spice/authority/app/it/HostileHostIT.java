@@ -198,4 +198,58 @@ class HostileHostIT {
         assertThat(helper.http().get("/q/health/ready").status()).isEqualTo(200);
         assertThat(helper.stderr()).doesNotContain("OutOfMemoryError");
     }
+
+    private List<String> authorityFiles() throws IOException {
+        try (var s = Files.list(root.resolve("authority"))) {
+            return s.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+    }
+
+    @Test
+    void runIdText_loneSurrogateRefusedBeforeAnythingIsHashed_andLogLinesEscapeLineAndBidiControls() throws Exception {
+        startHelper(List.of());
+        try (HostProcess host = new HostProcess(helper.socket)) {
+            assertThat(host.send("session")).startsWith("200 ");
+            List<String> before = authorityFiles();
+            // JSON escapes, sent as written: a lone high surrogate, then a lone low one.
+            for (String id : List.of("coll\\ud800", "coll\\udc00x")) {
+                assertThat(host.send("start " + id)).startsWith("400 ").contains("\"code\":\"invalid_request\"");
+            }
+            assertThat(authorityFiles()).as("nothing created for a refused run ID").isEqualTo(before);
+
+            // In a payload: P-RUNID, before any lease or file is looked at.
+            String base = new String(SpecFiles.bytes("payload-corpus/public/valid-01-minimal-suspended.json"), StandardCharsets.UTF_8);
+            Path bad = root.resolve("surrogate.json");
+            Files.writeString(bad, base.replace("\"run_id\":\"run-1\"", "\"run_id\":\"coll\\ud800\""));
+            assertThat(host.send("sign coll " + bad + " " + root.resolve("never.pb"))).startsWith("422 ")
+                    .contains("\"rule\":\"P-RUNID\"");
+            assertThat(Files.exists(root.resolve("never.pb"))).isFalse();
+
+            // Valid but invisible or line-breaking code points are escaped in the log.
+            assertThat(host.send("start line\\u2028break\\u202eevil")).startsWith("200 ");
+        }
+        assertThat(helper.stderr()).contains("run line\\u2028break\\u202Eevil started")
+                .doesNotContain("\u2028").doesNotContain("\u202e");
+    }
+
+    @Test
+    void identityFileMadeWorldReadable_refusesTheNextTransition_untilRestored() throws Exception {
+        startHelper(List.of());
+        Path key = root.resolve("authority/identity.key");
+        try (HostProcess host = new HostProcess(helper.socket)) {
+            assertThat(host.send("session")).startsWith("200 ");
+            assertThat(host.send("start run-a")).startsWith("200 ");
+            List<String> before = authorityFiles();
+            Files.setPosixFilePermissions(key, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+            String refused = host.send("start run-b");
+            assertThat(refused).startsWith("503 ").contains("\"code\":\"unavailable\"")
+                    .contains("identity file refused, nothing written");
+            assertThat(authorityFiles()).as("nothing written").isEqualTo(before);
+            assertThat(host.send("sign run-a " + payload("run-a") + " " + root.resolve("a.pb"))).startsWith("503 ");
+
+            Files.setPosixFilePermissions(key, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            assertThat(host.send("start run-b")).startsWith("200 ");
+            assertThat(host.send("sign run-a " + payload("run-a") + " " + root.resolve("a.pb"))).startsWith("200 envelope");
+        }
+    }
 }
