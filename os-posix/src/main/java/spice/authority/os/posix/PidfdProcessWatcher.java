@@ -84,15 +84,54 @@ final class PidfdProcessWatcher implements ProcessWatcher {
         return ProcFs.startTime(pid);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>SECURITY: a death is proven only by the kernel's process handle: {@code pidfd_open}
+     * answers ESRCH (no such process), or the pidfd is readable (the whole thread group exited).
+     * {@code /proc} is read only to tell whether the live process now at the pid is the one
+     * identified (its start time): another start time proves the identified one gone. {@code /proc}
+     * alone never proves a death: a thread-group leader that exited while its other threads run
+     * reads as a zombie, and {@code hidepid} hides live processes.
+     */
     @Override
     public Liveness liveness(long pid, long startTime) {
-        OptionalLong now;
+        if (!ProcFs.validPid(pid)) {
+            return Liveness.DEAD;
+        }
+        int fd;
         try {
-            now = ProcFs.startTime(pid);
-        } catch (ProcessWatchException e) {
+            fd = Libc.pidfd_open((int) pid, 0);
+        } catch (PosixException e) {
+            return e.errno() == Libc.P.ESRCH ? Liveness.DEAD : Liveness.UNKNOWN;
+        } catch (RuntimeException e) {
             return Liveness.UNKNOWN;
         }
-        return now.isPresent() && now.getAsLong() == startTime ? Liveness.ALIVE : Liveness.DEAD;
+        try {
+            Liveness now = pollOnce(fd);
+            if (now != Liveness.ALIVE) {
+                return now;
+            }
+            return ProcFs.startTimeInAnyState(pid) == startTime ? Liveness.ALIVE : Liveness.DEAD;
+        } catch (ProcessWatchException | RuntimeException e) {
+            return Liveness.UNKNOWN;
+        } finally {
+            closeQuietly(fd);
+        }
+    }
+
+    /** A pidfd's state without blocking: readable is a proven exit; a failure or an odd event is unknown. */
+    private static Liveness pollOnce(int fd) {
+        short[] revents = new short[1];
+        try {
+            Libc.poll(new int[] {fd}, new short[] {(short) Libc.P.POLLIN}, revents, 0);
+        } catch (PosixException | RuntimeException e) {
+            return Liveness.UNKNOWN;
+        }
+        if ((revents[0] & EXITED) != 0) {
+            return Liveness.DEAD;
+        }
+        return revents[0] == 0 ? Liveness.ALIVE : Liveness.UNKNOWN;
     }
 
     @Override
@@ -134,7 +173,19 @@ final class PidfdProcessWatcher implements ProcessWatcher {
         // settles it: the original process held the pid before the open and holds it now, and
         // a process never gets its pid back, so the pidfd names it. A mismatch (or exit) fires;
         // a check that cannot be made registers nothing (unknown is not dead, nor alive).
-        switch (liveness(pid, startTime)) {
+        Liveness now;
+        try {
+            now = pollOnce(fd);
+            if (now == Liveness.ALIVE) {
+                now = ProcFs.startTimeInAnyState(pid) == startTime ? Liveness.ALIVE : Liveness.DEAD;
+            }
+        } catch (ProcessWatchException | RuntimeException e) {
+            now = Liveness.UNKNOWN;
+        } catch (Error e) {
+            closeQuietly(fd);
+            throw e;
+        }
+        switch (now) {
             case DEAD -> {
                 closeQuietly(fd);
                 w.fire();
@@ -142,7 +193,7 @@ final class PidfdProcessWatcher implements ProcessWatcher {
             }
             case UNKNOWN -> {
                 closeQuietly(fd);
-                throw new ProcessWatchException("cannot watch process " + pid + ": its start time cannot be read");
+                throw new ProcessWatchException("cannot watch process " + pid + ": its state cannot be read");
             }
             case ALIVE -> { }
         }
@@ -233,7 +284,7 @@ final class PidfdProcessWatcher implements ProcessWatcher {
             PidfdWatch[] ws;
             int[] fds;
             synchronized (lock) {
-                ws = registered.values().toArray(new PidfdWatch[0]);
+                ws = registered.values().stream().filter(w -> !w.lost).toArray(PidfdWatch[]::new);
                 fds = new int[ws.length + 1];
                 fds[0] = wake;
                 for (int i = 0; i < ws.length; i++) {
@@ -258,10 +309,11 @@ final class PidfdProcessWatcher implements ProcessWatcher {
                         lost(ws[i - 1], fds[i], revents[i]);
                     }
                 }
-            } catch (PosixException | RuntimeException e) {
-                // SECURITY: unknown is not dead: nothing fires; poll again after a pause.
+            } catch (PosixException | RuntimeException | OutOfMemoryError e) {
+                // SECURITY: unknown is not dead: nothing fires; poll again after a pause (a
+                // transient lack of native memory must not end the watcher for good either).
                 LOG.log(System.Logger.Level.ERROR,
-                        "process watcher: poll failed ({0}); retrying, no watch fires on a failure", e.getMessage());
+                        "process watcher: poll failed ({0}); retrying, no watch fires on a failure", e.toString());
                 Thread.sleep(100); // a persistent failure must not spin
             }
         }
@@ -288,16 +340,16 @@ final class PidfdProcessWatcher implements ProcessWatcher {
 
     /**
      * A pidfd reported something other than an exit (POLLERR, POLLNVAL: it should not). That is
-     * no proof of death: the watch leaves the poll set (so the loop does not spin on it) and
-     * keeps answering {@link Watch#liveness()} from {@code /proc}, which fires it on a proof.
+     * no proof of death: the watch leaves the poll set (so the loop does not spin on it) but keeps
+     * its descriptor, and {@link Watch#liveness()} keeps answering (from a fresh pidfd when its own
+     * cannot), firing it on a proof.
      */
     private void lost(PidfdWatch w, int fd, short revents) {
         synchronized (lock) {
-            if (!registered.remove(fd, w)) {
+            if (registered.get(fd) != w) {
                 return; // closed meanwhile
             }
-            w.fd = -1;
-            closeQuietly(fd);
+            w.lost = true;
         }
         LOG.log(System.Logger.Level.ERROR, "process watcher: pidfd of pid {0} reported 0x{1}; watching it by /proc from now on",
                 w.pid, Integer.toHexString(revents & 0xFFFF));
@@ -318,6 +370,8 @@ final class PidfdProcessWatcher implements ProcessWatcher {
         private final AtomicInteger state = new AtomicInteger(ARMED);
         /** The pidfd while registered, else -1. Guarded by {@link #lock}. */
         private int fd = -1;
+        /** Left out of the poll set after an odd event (see lost()). Guarded by {@link #lock}. */
+        private boolean lost;
 
         PidfdWatch(long pid, long startTime, Runnable onExit) {
             this.pid = pid;
@@ -365,10 +419,10 @@ final class PidfdProcessWatcher implements ProcessWatcher {
             synchronized (lock) {
                 fd = this.fd;
                 // Under the lock: the poll thread cannot close this pidfd while it is polled here.
-                answer = fd >= 0 ? pollOnce(fd) : null;
+                answer = fd >= 0 ? pollOnce(fd) : Liveness.UNKNOWN;
             }
-            if (answer == null) {
-                // Not in the poll set (lost, see lost()): ask /proc, which needs a descriptor.
+            if (answer == Liveness.UNKNOWN) {
+                // Its own pidfd cannot tell: ask the kernel afresh (needs a descriptor).
                 answer = PidfdProcessWatcher.this.liveness(pid, startTime);
             }
             if (answer == Liveness.DEAD) {
@@ -379,20 +433,6 @@ final class PidfdProcessWatcher implements ProcessWatcher {
                 }
             }
             return answer;
-        }
-
-        /** The pidfd's state without blocking: readable is a proven exit; a failure is unknown. */
-        private Liveness pollOnce(int fd) {
-            short[] revents = new short[1];
-            try {
-                Libc.poll(new int[] {fd}, new short[] {(short) Libc.P.POLLIN}, revents, 0);
-            } catch (PosixException | RuntimeException e) {
-                return Liveness.UNKNOWN;
-            }
-            if ((revents[0] & EXITED) != 0) {
-                return Liveness.DEAD;
-            }
-            return revents[0] == 0 ? Liveness.ALIVE : Liveness.UNKNOWN;
         }
 
         @Override

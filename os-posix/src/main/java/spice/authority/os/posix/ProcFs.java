@@ -122,6 +122,26 @@ final class ProcFs {
         return unsignedDecimal(f[22 - 3]);
     }
 
+    /**
+     * The start time of whatever process holds {@code pid} now, whatever its state (a zombie
+     * thread-group leader whose other threads still run included). For a caller that already
+     * knows the process is alive from its pidfd and only needs its identity.
+     *
+     * @throws ProcessWatchException when it cannot be read (gone meanwhile, hidden, no descriptor)
+     */
+    static long startTimeInAnyState(long pid) throws ProcessWatchException {
+        String stat = validPid(pid) ? read(pid, "stat") : null;
+        if (stat == null) {
+            throw new ProcessWatchException("/proc/" + pid + "/stat cannot be read");
+        }
+        String[] f = kernelFields(stat);
+        long start = f == null || f.length < 22 - 3 + 1 ? MALFORMED : unsignedDecimal(f[22 - 3]);
+        if (start == MALFORMED) {
+            throw new ProcessWatchException("/proc/" + pid + "/stat is malformed");
+        }
+        return start;
+    }
+
     /** The space-separated fields after the last {@code ')'} (field 3 first), or null. */
     private static String[] kernelFields(String stat) {
         int close = stat.lastIndexOf(')');

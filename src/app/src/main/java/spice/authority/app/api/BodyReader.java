@@ -39,8 +39,17 @@ public class BodyReader {
     @Inject
     HelperConfig config;
 
+    @Inject
+    Metrics metrics;
+
     private final AtomicLong held = new AtomicLong();
     private volatile long budget;
+    /** When the last large body ended (nanoTime), or 0 when no burst awaits its clean-up. */
+    private final AtomicLong lastLargeBody = new AtomicLong();
+    /** Bodies at least this large count as a burst worth giving memory back after. */
+    static final long LARGE_BODY = 1 << 20;
+    /** How long the helper must be free of large bodies before memory is given back. */
+    static final long QUIET_NANOS = 5_000_000_000L;
 
     /** How a refusal is answered: status, problem code, detail. */
     @FunctionalInterface
@@ -65,10 +74,36 @@ public class BodyReader {
         if (b == 0) {
             long configured = config.bodyBudget();
             b = configured > 0 ? configured
-                    : Math.max(Snapshot.MAX_PAYLOAD_BYTES + (1L << 20), Runtime.getRuntime().maxMemory() / 5);
+                    : Math.max(TransportGuard.LARGEST_BODY + (1L << 20), Runtime.getRuntime().maxMemory() / 5);
             budget = b;
         }
         return b;
+    }
+
+    /**
+     * After a burst of large bodies, once none has arrived for {@link #QUIET_NANOS}, one full GC
+     * lets the heap shrink back (the launcher's small initial heap and free ratios allow it): the
+     * JVM would otherwise keep every page the burst touched. At most one pending check at a time.
+     */
+    private void burstEnded(io.vertx.core.Vertx vertx) {
+        if (lastLargeBody.getAndSet(System.nanoTime()) != 0) {
+            return; // a check is already scheduled; it sees the new time
+        }
+        vertx.setTimer(QUIET_NANOS / 1_000_000, id -> quietCheck(vertx));
+    }
+
+    private void quietCheck(io.vertx.core.Vertx vertx) {
+        long last = lastLargeBody.get();
+        long waited = System.nanoTime() - last;
+        if (waited < QUIET_NANOS || held.get() > 0) {
+            long delayMs = waited < QUIET_NANOS ? (QUIET_NANOS - waited) / 1_000_000 + 1 : 1000;
+            vertx.setTimer(delayMs, id -> quietCheck(vertx));
+            return;
+        }
+        if (lastLargeBody.compareAndSet(last, 0)) {
+            // Off the event loop: a full GC of a small heap takes milliseconds, but nobody waits for it.
+            Thread.ofPlatform().daemon().name("spice-give-back-memory").start(System::gc);
+        }
     }
 
     /**
@@ -77,7 +112,8 @@ public class BodyReader {
      */
     void read(RoutingContext rc, long limit, Refuse refuse) {
         HttpServerRequest req = rc.request();
-        String path = rc.normalizedPath();
+        // SECURITY: a path may carry a session id (DELETE /v1/sessions/{id}): logs name the template.
+        String path = metrics == null ? "the request" : metrics.template(req.path());
         String cl = req.getHeader("Content-Length");
         long declared = -1;
         if (cl != null) {
@@ -110,7 +146,11 @@ public class BodyReader {
         r.timer = rc.vertx().setTimer(Math.max(1, timeoutMs), id -> r.timedOut(timeoutMs));
         req.handler(r::chunk);
         req.endHandler(v -> r.end());
-        req.exceptionHandler(e -> r.release());
+        req.exceptionHandler(e -> r.stop());
+        // The caller waits for leave to send a body it announced: give it once the headers passed.
+        if ("100-continue".equalsIgnoreCase(req.getHeader("Expect"))) {
+            rc.response().writeContinue();
+        }
         rc.addEndHandler(v -> r.cancelTimer());
         req.resume();
     }
@@ -136,6 +176,9 @@ public class BodyReader {
         }
 
         boolean reserve(long n) {
+            if (refused) {
+                return false; // nothing is reserved once given back
+            }
             long now = held.addAndGet(n);
             reserved.addAndGet(n);
             if (now > budget()) {
@@ -173,8 +216,8 @@ public class BodyReader {
             refuse.refuse(408, "invalid_request", "request body not received within " + ms + " ms for " + path);
         }
 
-        /** Refused: drop what was read, give back the budget, cancel the timer. */
-        private void stop() {
+        /** Refused or cut off: drop what was read, give back the budget, cancel the timer. */
+        void stop() {
             refused = true;
             data = null;
             release();
@@ -208,6 +251,9 @@ public class BodyReader {
             long n = reserved.getAndSet(0);
             if (n != 0) {
                 held.addAndGet(-n);
+            }
+            if (n >= LARGE_BODY || total >= LARGE_BODY) {
+                burstEnded(rc.vertx());
             }
         }
     }

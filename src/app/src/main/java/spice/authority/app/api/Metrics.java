@@ -221,6 +221,11 @@ public class Metrics {
         filters.register(this::time, FILTER_PRIORITY);
     }
 
+    /** The route template a raw request path matches (never the path itself: it may hold a session id). */
+    String template(String rawPath) {
+        return routes.label(rawPath, 200);
+    }
+
     void registerRoute(@Observes Router router) {
         router.route(PATH).method(HttpMethod.GET).method(HttpMethod.HEAD).handler(rc -> rc.response()
                 .putHeader("Content-Type", CONTENT_TYPE)

@@ -44,11 +44,14 @@ public class ProblemMappers {
         return problem(status, code, detail, null);
     }
 
+    /**
+     * Any other failure: a bug. Never echo internals: the log names the type (no message, which
+     * could carry content), and the answer is honest about what the caller can know, as for an
+     * {@link Error}.
+     */
     @ServerExceptionMapper
-    public Response unexpected(RuntimeException e) {
-        // Never echo internals: log the type (no message, which could carry content) and answer generically.
-        LOG.errorf("unexpected %s in request handling", e.getClass().getName());
-        return problem(500, "unavailable", "internal error", null);
+    public Response unexpected(RuntimeException e, jakarta.ws.rs.core.Request request) {
+        return fatalProblem(e, request.getMethod());
     }
 
     /**
@@ -64,7 +67,7 @@ public class ProblemMappers {
     }
 
     Response fatalProblem(Throwable e, String method) {
-        LOG.errorf("%s in request handling; the helper goes on serving", e.getClass().getName());
+        LOG.errorf("unexpected %s in request handling; the helper goes on serving", e.getClass().getName());
         if (isRead(method)) {
             Response r = problem(503, "unavailable", "internal error (" + e.getClass().getSimpleName() + "); nothing was changed, retry", null);
             return Response.fromResponse(r).header("Retry-After", "1").build();

@@ -49,7 +49,10 @@ public class TransportGuard {
             return;
         }
         Throwable t = rc.failure();
-        int status = rc.statusCode();
+        int status = t instanceof io.vertx.ext.web.handler.HttpException he ? he.getStatusCode() : rc.statusCode();
+        if (t instanceof io.vertx.ext.web.handler.HttpException) {
+            t = null;
+        }
         if (t == null && status >= 400 && status < 500) {
             String code = status == 401 ? "unauthorized" : status == 404 ? "not_found" : "invalid_request";
             fail(rc, status, code, status == 413 ? "request body too large" : "request refused (HTTP " + status + ")", status == 413);
@@ -153,6 +156,9 @@ public class TransportGuard {
      * The largest body of this route: payloads 16 MiB, envelopes the envelope bound (JSON mapping:
      * base64 of it plus headroom), everything else {@code spice.authority.max-control-body}.
      */
+    /** The largest body any route accepts: an envelope in its JSON mapping. */
+    static final long LARGEST_BODY = spice.authority.snapshot.envelope.Envelope.MAX_ENCODED_BYTES * 4 / 3 + 64 * 1024;
+
     long limitOf(RoutingContext rc) {
         String path = rc.normalizedPath();
         if (path.startsWith("/v1/runs/") && path.endsWith("/snapshots")) {
@@ -162,7 +168,7 @@ public class TransportGuard {
             String type = rc.request().getHeader("Content-Type");
             boolean json = type != null && type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json");
             long env = spice.authority.snapshot.envelope.Envelope.MAX_ENCODED_BYTES;
-            return json ? env * 4 / 3 + 64 * 1024 : env;
+            return json ? LARGEST_BODY : env;
         }
         return config.maxControlBody();
     }

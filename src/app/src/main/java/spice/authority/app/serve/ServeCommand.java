@@ -229,6 +229,9 @@ public final class ServeCommand implements Callable<Integer> {
                 removeStaleSocket(Path.of(sock));
                 endpoint = new ServeContext.Endpoint.Unix(sock);
             }
+            if (endpoint instanceof ServeContext.Endpoint.Tcp tcp) {
+                requireBindable(tcp);
+            }
             authority = RunAuthority.open(dir, new SecureRandom());
             if (tokenName != null) {
                 token = writeToken(endpointDir, tokenName, ((ServeContext.Endpoint.Tcp) endpoint).tokenFile());
@@ -255,6 +258,23 @@ public final class ServeCommand implements Callable<Integer> {
                     endpointDir.close();
                 }
             }
+        }
+    }
+
+    /**
+     * Refuses a TCP address that cannot be bound now (port in use, address not local), before the
+     * authority is opened, so such a start creates no identity.key. RACE: another program may take
+     * the port between this probe and the listener's bind; the start then fails later, as before.
+     */
+    private static void requireBindable(ServeContext.Endpoint.Tcp tcp) throws Refusal {
+        if (tcp.port() == 0) {
+            return;
+        }
+        try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+            probe.setReuseAddress(true); // as Vert.x binds: a port in TIME_WAIT is usable
+            probe.bind(new java.net.InetSocketAddress(java.net.InetAddress.getByName(tcp.host()), tcp.port()));
+        } catch (IOException e) {
+            throw new Refusal("cannot listen on " + tcp.host() + ":" + tcp.port() + ": " + e.getMessage());
         }
     }
 

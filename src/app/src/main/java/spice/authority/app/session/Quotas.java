@@ -68,12 +68,17 @@ public class Quotas {
      * @return true when admitted: call {@link #connectionClosed} when it closes
      */
     public boolean connectionOpened(long pid) {
-        AtomicInteger n = connections.computeIfAbsent(pid, k -> new AtomicInteger());
-        if (n.incrementAndGet() > config.maxConnectionsPerProcess()) {
-            connectionClosed(pid);
-            return false;
-        }
-        return true;
+        boolean[] admitted = {false};
+        // Check and count in one step of the map (a concurrent close cannot orphan the counter).
+        connections.compute(pid, (k, n) -> {
+            AtomicInteger c = n == null ? new AtomicInteger() : n;
+            if (c.get() < config.maxConnectionsPerProcess()) {
+                c.incrementAndGet();
+                admitted[0] = true;
+            }
+            return c.get() == 0 ? null : c;
+        });
+        return admitted[0];
     }
 
     public void connectionClosed(long pid) {

@@ -163,6 +163,9 @@ public class SessionRegistry {
         } catch (ProcessWatchException | RuntimeException e) {
             sessions.remove(s.id());
             throw new ApiException(503, "unavailable", "cannot watch process " + pid + ": " + e.getMessage());
+        } catch (Error e) {
+            sessions.remove(s.id()); // no session without a watch, whatever failed
+            throw e;
         }
         // RACE: the watch may fire (on the watcher's thread) before s.watch is assigned; close(s)
         // then found no watch to close, so close it here.
@@ -404,6 +407,9 @@ public class SessionRegistry {
                 LOG.infof("run %s released: %s", LogText.of(runId), reason);
             } catch (AuthorityException.Uncertain e) {
                 LOG.warnf("run %s released while uncertain: %s", LogText.of(runId), reason);
+            } catch (RuntimeException e) {
+                // One failure must not keep the session's other leases: go on with the rest.
+                LOG.errorf("run %s: release failed (%s): %s", LogText.of(runId), e.getClass().getName(), reason);
             }
         }
         for (ImportTx tx : s.imports.values().toArray(ImportTx[]::new)) {
@@ -413,6 +419,8 @@ public class SessionRegistry {
                 LOG.infof("import of run %s aborted: %s", LogText.of(tx.runId()), reason);
             } catch (AuthorityException.Uncertain e) {
                 LOG.warnf("import of run %s aborted after its consume point (run stays IMPORTING): %s", LogText.of(tx.runId()), reason);
+            } catch (RuntimeException e) {
+                LOG.errorf("import of run %s: abort failed (%s): %s", LogText.of(tx.runId()), e.getClass().getName(), reason);
             }
         }
         LOG.infof("session for pid %d closed: %s", s.pid(), reason);

@@ -180,6 +180,16 @@ class HelperEndToEndIT {
             assertThat(p.waitFor()).as(output).isEqualTo(1);
             assertThat(output).containsAnyOf("must be apart from the authority directory", "reserved for authority files");
         }
+        // A port already in use is refused before the authority is opened too.
+        try (java.net.ServerSocket busy = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            Process p = new ProcessBuilder(HelperProcess.command("serve", "--authority-dir", other.toString(), "--listen",
+                    "127.0.0.1:" + busy.getLocalPort(), "--token-file", root.resolve("ep5/token").toString()))
+                    .redirectErrorStream(true).start();
+            String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.waitFor()).as(output).isEqualTo(1);
+            assertThat(output).contains("cannot listen on 127.0.0.1:" + busy.getLocalPort());
+            assertThat(Files.exists(root.resolve("ep5/token"))).as("no token file either").isFalse();
+        }
         // Everything about the endpoint is checked before the authority is opened: a refused
         // start creates no identity.key.
         assertThat(Files.exists(other.resolve("identity.key"))).as("no identity.key after a refused start").isFalse();
