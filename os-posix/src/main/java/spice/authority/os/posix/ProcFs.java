@@ -37,18 +37,7 @@ final class ProcFs {
      * @throws ProcessWatchException when it cannot be established
      */
     static OptionalLong startTime(long pid) throws ProcessWatchException {
-        if (!validPid(pid)) {
-            return OptionalLong.empty();
-        }
-        String stat = read(pid, "stat");
-        if (stat == null) {
-            return OptionalLong.empty();
-        }
-        long start = parseStartTime(stat);
-        if (start == MALFORMED) {
-            throw new ProcessWatchException("/proc/" + pid + "/stat is malformed");
-        }
-        return start == EXITED ? OptionalLong.empty() : OptionalLong.of(start);
+        return field(pid, "stat", ProcFs::parseStartTime);
     }
 
     /**
@@ -57,18 +46,7 @@ final class ProcFs {
      * @throws ProcessWatchException when it cannot be established
      */
     static OptionalLong realUid(long pid) throws ProcessWatchException {
-        if (!validPid(pid)) {
-            return OptionalLong.empty();
-        }
-        String status = read(pid, "status");
-        if (status == null) {
-            return OptionalLong.empty();
-        }
-        long uid = parseRealUid(status);
-        if (uid == MALFORMED) {
-            throw new ProcessWatchException("/proc/" + pid + "/status is malformed");
-        }
-        return OptionalLong.of(uid);
+        return field(pid, "status", ProcFs::parseRealUid);
     }
 
     /**
@@ -77,18 +55,27 @@ final class ProcFs {
      * @throws ProcessWatchException when it cannot be established
      */
     static OptionalLong parentPid(long pid) throws ProcessWatchException {
+        return field(pid, "stat", ProcFs::parseParentPid);
+    }
+
+    /**
+     * One number parsed from {@code /proc/<pid>/<file>}: empty when the process is proven absent
+     * (no such pid, or {@link #EXITED}); {@link #MALFORMED} text is unknown, not absent.
+     */
+    private static OptionalLong field(long pid, String file, java.util.function.ToLongFunction<String> parse)
+            throws ProcessWatchException {
         if (!validPid(pid)) {
             return OptionalLong.empty();
         }
-        String stat = read(pid, "stat");
-        if (stat == null) {
+        String text = read(pid, file);
+        if (text == null) {
             return OptionalLong.empty();
         }
-        long ppid = parseParentPid(stat);
-        if (ppid == MALFORMED) {
-            throw new ProcessWatchException("/proc/" + pid + "/stat is malformed");
+        long v = parse.applyAsLong(text);
+        if (v == MALFORMED) {
+            throw new ProcessWatchException("/proc/" + pid + "/" + file + " is malformed");
         }
-        return OptionalLong.of(ppid);
+        return v == EXITED ? OptionalLong.empty() : OptionalLong.of(v);
     }
 
     /** Field 4 ({@code ppid}), counted after the last {@code ')'} like {@link #parseStartTime}; or {@link #MALFORMED}. */
