@@ -11,6 +11,7 @@ import spice.authority.os.FileNames;
 import spice.authority.os.LockMode;
 import spice.authority.os.SecureDirectory;
 import spice.authority.os.StableLock;
+import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.crypto.AuthorityKey;
 import spice.authority.snapshot.crypto.Claim;
 import spice.authority.snapshot.crypto.ClaimInput;
@@ -42,6 +43,10 @@ import spice.authority.snapshot.payload.LifecycleStatus;
  *   <li>Import verifies the keyed claim against the signed record before it creates or locks
  *       anything, then locks and re-reads to prove the record unchanged (stricter point 4). Every
  *       authenticity failure is the one {@link AuthorityException.Verification}.
+ *   <li>One run-ID rule ({@link RunId}, stricter point 3): a run is started, abandoned, inspected
+ *       or imported only under a valid {@link RunId}. A record written by another implementation
+ *       under a wider ID (token(128), which the record format still reads) is foreign: it is
+ *       never acted upon, and a listing counts it unreadable.
  *   <li>{@link #close(Duration)} rejects new work, waits for outstanding leases, then closes the
  *       directory and zeroes the master key.
  * </ul>
@@ -187,12 +192,12 @@ public final class RunAuthority implements AutoCloseable {
     /**
      * Start: durable ACTIVE at run generation 1; the returned {@link ActiveRun} owns the run.
      *
-     * @throws AuthorityException.Configuration for an invalid run ID
      * @throws AuthorityException.State when a record exists (any phase)
      * @throws AuthorityException.Busy when the run is owned elsewhere
      */
-    public ActiveRun start(String runId, Cancellation c) throws AuthorityException {
-        String stem = enterRunOperation("start", runId, c);
+    public ActiveRun start(RunId id, Cancellation c) throws AuthorityException {
+        String runId = id.value();
+        String stem = enterRunOperation("start", id, c);
         StableLock lock = null;
         boolean handedOver = false;
         try {
@@ -226,6 +231,15 @@ public final class RunAuthority implements AutoCloseable {
     }
 
     /**
+     * {@link #start(RunId, Cancellation)} for a run ID given as text.
+     *
+     * @throws AuthorityException.Configuration when {@code runId} breaks the {@link RunId} rule
+     */
+    public ActiveRun start(String runId, Cancellation c) throws AuthorityException {
+        return start(runIdOf(runId), c);
+    }
+
+    /**
      * Prepares the import of a SUSPENDED envelope: structural and strict validation, then the
      * keyed claim against the signed record, all before anything is created or locked; then the
      * run lock, and a re-read proving the record unchanged. Nothing is written.
@@ -248,7 +262,9 @@ public final class RunAuthority implements AutoCloseable {
             throw new AuthorityException.Verification();
         }
         String runId = envelope.runId();
-        if (!RunRecord.validRunId(runId)) {
+        // SECURITY: only a run ID this project can have started is imported; a wider one
+        // (token(128) passes the envelope's structure) is refused before anything is looked up.
+        if (!RunId.isValid(runId)) {
             throw new AuthorityException.Verification();
         }
         checkFence(runId);
@@ -297,8 +313,9 @@ public final class RunAuthority implements AutoCloseable {
      * @throws AuthorityException.Busy when a live owner holds the run
      * @throws AuthorityException.State when there is no record or it is not ACTIVE/IMPORTING
      */
-    public RunRecord abandon(String runId, Cancellation c) throws AuthorityException {
-        String stem = enterRunOperation("abandon", runId, c);
+    public RunRecord abandon(RunId id, Cancellation c) throws AuthorityException {
+        String runId = id.value();
+        String stem = enterRunOperation("abandon", id, c);
         StableLock lock = null;
         try {
             lock = lockRun(stem, runId);
@@ -320,21 +337,33 @@ public final class RunAuthority implements AutoCloseable {
     }
 
     /**
+     * {@link #abandon(RunId, Cancellation)} for a run ID given as text.
+     *
+     * @throws AuthorityException.Configuration when {@code runId} breaks the {@link RunId} rule
+     */
+    public RunRecord abandon(String runId, Cancellation c) throws AuthorityException {
+        return abandon(runIdOf(runId), c);
+    }
+
+    /**
      * Reads and verifies a run's record without locking it (status queries).
      *
      * @return empty when the run has no record
      * @throws AuthorityException.Verification when the record does not verify
      */
-    public Optional<RunRecord> inspect(String runId) throws AuthorityException {
-        if (!RunRecord.validRunId(runId)) {
-            return Optional.empty();
-        }
+    public Optional<RunRecord> inspect(RunId id) throws AuthorityException {
         acquireLease(); // keeps the directory and the record key open while they are used
         try {
-            return readRecord(RecordCodec.fileStem(runId), runId);
+            return readRecord(RecordCodec.fileStem(id.value()), id.value());
         } finally {
             releaseLease();
         }
+    }
+
+    /** {@link #inspect(RunId)} for a run ID given as text; empty when it breaks the rule. */
+    public Optional<RunRecord> inspect(String runId) throws AuthorityException {
+        Optional<RunId> id = RunId.parse(runId);
+        return id.isEmpty() ? Optional.empty() : inspect(id.get());
     }
 
     /**
@@ -430,11 +459,8 @@ public final class RunAuthority implements AutoCloseable {
      * once closing), then directory re-validation under it. Returns the run's file stem; the caller owns the
      * lease and must release it on every path that does not hand it over.
      */
-    private String enterRunOperation(String what, String runId, Cancellation c) throws AuthorityException {
-        if (!RunRecord.validRunId(runId)) {
-            throw new AuthorityException.Configuration("invalid run ID: must be valid Unicode text of 1..128 UTF-8 bytes, "
-                    + "no surrounding white space, no control characters");
-        }
+    private String enterRunOperation(String what, RunId id, Cancellation c) throws AuthorityException {
+        String runId = id.value();
         c.check(what + " " + runId);
         checkFence(runId);
         acquireLease(); // before revalidate: close() must not close the directory under it
@@ -445,6 +471,11 @@ public final class RunAuthority implements AutoCloseable {
             throw e;
         }
         return RecordCodec.fileStem(runId);
+    }
+
+    /** The text as a {@link RunId}, or the refusal that names the rule (never the text). */
+    private static RunId runIdOf(String runId) throws AuthorityException.Configuration {
+        return RunId.parse(runId).orElseThrow(() -> new AuthorityException.Configuration(RunId.RULE));
     }
 
     private void checkFence(String runId) throws AuthorityException.Uncertain {
@@ -565,9 +596,13 @@ public final class RunAuthority implements AutoCloseable {
         }
     }
 
-    /** The record, when it belongs to this scope and key generation and names {@code runId}. */
+    /**
+     * The record, when it belongs to this scope and key generation, names {@code runId}, and its
+     * run ID is a {@link RunId}: a record under a wider ID (another implementation's) is foreign.
+     */
     private RunRecord requireOurs(RunRecord rec, String runId) throws AuthorityException.Verification {
-        if (!rec.scopeIdHex().equals(scopeIdHex()) || rec.keyGeneration() != keyGeneration() || !rec.runId().equals(runId)) {
+        if (!rec.scopeIdHex().equals(scopeIdHex()) || rec.keyGeneration() != keyGeneration() || !rec.runId().equals(runId)
+                || !RunId.isValid(rec.runId())) {
             throw new AuthorityException.Verification();
         }
         return rec;
