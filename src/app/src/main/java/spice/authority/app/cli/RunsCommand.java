@@ -10,6 +10,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
+import spice.authority.snapshot.RunId;
 
 @Command(name = "runs",
         mixinStandardHelpOptions = true,
@@ -81,7 +82,8 @@ public final class RunsCommand implements Runnable {
 
     /** Base of the run commands taking a RUN_ID. */
     abstract static class OneRun extends HelperCommand {
-        @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run's ID.")
+        @Parameters(index = "0", paramLabel = "RUN_ID",
+                description = "The run's ID: at most 96 UTF-8 bytes, no control characters, no leading or trailing space.")
         String runId;
 
         void printRun(HelperClient client, byte[] body) throws Refused {
@@ -104,6 +106,9 @@ public final class RunsCommand implements Runnable {
         void preflight() throws Usage {
             if (runId.isEmpty()) {
                 throw new Usage("RUN_ID is empty");
+            }
+            if (!RunId.isValid(runId)) {
+                throw new Usage("RUN_ID is not a run ID: " + RunId.RULE);
             }
         }
     }
@@ -192,7 +197,7 @@ public final class RunsCommand implements Runnable {
             footer = {
                 "  0  abandoned (the run is CANCELLED)",
                 "  1  refused: busy (a live owner), state_conflict (not an orphan), not_found, or no helper",
-                "  2  usage error, or --yes missing",
+                "  2  usage error (RUN_ID breaks the run-ID rule), or --yes missing",
                 "",
                 "Examples:",
                 "  spice-authority runs list",

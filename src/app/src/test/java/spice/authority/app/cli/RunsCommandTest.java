@@ -87,6 +87,29 @@ class RunsCommandTest {
         }
     }
 
+    @Test
+    void showAndAbandon_runIdBreakingTheRule_isExit2NamingTheRule_andContactsNobody() throws Exception {
+        String id96 = "r".repeat(96);
+        try (FakeHelper h = helper(r -> FakeHelper.json(200, "{\"run_id\":\"" + id96 + "\",\"phase\":\"ACTIVE\","
+                + "\"run_generation\":1,\"owned\":false}"))) {
+            for (String bad : java.util.List.of("r".repeat(97), "\u20AC".repeat(33), "run\u00011", " run-1")) {
+                for (String[] args : java.util.List.of(new String[] {"runs", "show", bad, "--socket", sock()},
+                        new String[] {"runs", "abandon", bad, "--yes", "--socket", sock()})) {
+                    CliRun r = CliRun.of(args);
+                    assertThat(r.exitCode()).as(args[1]).isEqualTo(Cli.USAGE);
+                    assertThat(r.out()).isEmpty();
+                    assertThat(r.err()).startsWith("spice-authority: RUN_ID is not a run ID: run_id must be a token of at most 96 "
+                            + "UTF-8 bytes");
+                }
+            }
+            assertThat(h.requests()).isEmpty();
+            // 96 bytes is a run ID: asked for as usual.
+            CliRun ok = CliRun.of("runs", "show", id96, "--socket", sock());
+            assertThat(ok.exitCode()).as(ok.err()).isZero();
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).containsExactly("GET /v1/runs/" + id96);
+        }
+    }
+
     private static byte[] abandonFlow(FakeHelper.Request r, byte[] abandonAnswer) {
         return switch (r.line()) {
             case "POST /v1/sessions" -> FakeHelper.json(200, "{\"session\":\"s-7f3a\",\"pid\":1}");
