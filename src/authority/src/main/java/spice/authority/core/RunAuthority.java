@@ -21,7 +21,9 @@ import spice.authority.snapshot.crypto.VerificationException;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.envelope.EnvelopeRejectedException;
 import spice.authority.snapshot.envelope.Envelopes;
+import spice.authority.snapshot.envelope.SigningException;
 import spice.authority.snapshot.payload.LifecycleStatus;
+import spice.authority.snapshot.payload.Snapshot;
 
 /**
  * The OS-backed run authority (RFC 0007; wire-format.md c.2, d, e) over one bound
@@ -43,10 +45,13 @@ import spice.authority.snapshot.payload.LifecycleStatus;
  *   <li>Import verifies the keyed claim against the signed record before it creates or locks
  *       anything, then locks and re-reads to prove the record unchanged (stricter point 4). Every
  *       authenticity failure is the one {@link AuthorityException.Verification}.
- *   <li>One run-ID rule ({@link RunId}, stricter point 3): a run is started, abandoned, inspected
- *       or imported only under a valid {@link RunId}. A record written by another implementation
- *       under a wider ID (token(128), which the record format still reads) is foreign: it is
- *       never acted upon, and a listing counts it unreadable.
+ *   <li>One run-ID rule ({@link RunId}, stricter point 3): a run is started, abandoned, inspected,
+ *       re-issued or imported only under a valid {@link RunId}. A record written by another
+ *       implementation under a wider ID (token(128), which the record format still reads) is
+ *       foreign: it is never acted upon, and a listing counts it unreadable.
+ *   <li>{@link #reissue} gives the envelope of a SUSPENDED run again for the identical snapshot,
+ *       to any caller: it reads, signs in memory and writes nothing, takes no lock and no
+ *       ownership.
  *   <li>{@link #close(Duration)} rejects new work, waits for outstanding leases, then closes the
  *       directory and zeroes the master key.
  * </ul>
@@ -364,6 +369,72 @@ public final class RunAuthority implements AutoCloseable {
     public Optional<RunRecord> inspect(String runId) throws AuthorityException {
         Optional<RunId> id = RunId.parse(runId);
         return id.isEmpty() ? Optional.empty() : inspect(id.get());
+    }
+
+    /**
+     * Gives the envelope of a SUSPENDED run again, for the identical snapshot (a host whose
+     * response was lost, or another host of the user once the owner died): reads the signed
+     * record, requires it SUSPENDED and bound to exactly this payload (last sequence, lifecycle
+     * and SHA-256), recomputes the claim with the run subkey of the record's generation and
+     * proves it the HMAC the record binds, then builds the envelope. The claim is deterministic,
+     * so the envelope is byte-identical to the one the owner was given.
+     *
+     * <p>Writes nothing, takes no run lock and no ownership: the owner, if any, keeps the run.
+     *
+     * @throws AuthorityException.State when {@code snapshot} is not SUSPENDED, the run has no
+     *     record, is not SUSPENDED, or is suspended with a different snapshot
+     * @throws AuthorityException.Verification when the record does not verify, or binds an HMAC
+     *     this authority did not compute for it
+     * @throws AuthorityException.Uncertain when the run is fenced in this process
+     */
+    public Envelope reissue(Snapshot snapshot) throws AuthorityException {
+        RunId id = new RunId(snapshot.runId()); // a decoded snapshot passed P-RUNID, the same rule
+        String runId = id.value();
+        if (snapshot.status() != LifecycleStatus.SUSPENDED) {
+            throw new AuthorityException.State("run " + runId + ": only a SUSPENDED snapshot is issued again; "
+                    + "a terminal one ended the lease that signed it");
+        }
+        checkFence(runId);
+        acquireLease(); // keeps the directory and the keys open while they are used
+        try {
+            // RACE: read without the run lock. The owner may resume (ACTIVE at the next
+            // generation) or end the run right after the read; the envelope then carries a claim
+            // that no longer verifies, exactly as the one the owner was given. Nothing is
+            // written, so nothing can be lost or doubled.
+            RunRecord rec = readRecord(RecordCodec.fileStem(runId), runId).orElseThrow(
+                    () -> new AuthorityException.State("run " + runId + " has no record"));
+            checkFence(runId); // RACE: a write may have failed (and fenced) while we read
+            if (rec.phase() != Phase.SUSPENDED) {
+                throw new AuthorityException.State("run " + runId + " is " + rec.phase()
+                        + "; only a SUSPENDED run's envelope is issued again");
+            }
+            byte[] digest = HmacSha256.sha256(snapshot.canonicalBytes());
+            ClaimInput input = new ClaimInput(Snapshot.FORMAT, runId, snapshot.lastSequence(),
+                    snapshot.status().lifecycleNumber(), digest);
+            RunRecord.SnapshotBinding bound = rec.snapshot();
+            // SECURITY: the signed record's binding first: only the payload it was signed for is
+            // issued again, never a claim for anything else.
+            if (bound.lastSequence() != input.lastSequence() || bound.lifecycle() != input.lifecycle()
+                    || !java.security.MessageDigest.isEqual(bound.payloadSha256(), digest)) {
+                throw new AuthorityException.State("run " + runId + " is already suspended with a different snapshot");
+            }
+            Claim claim = signWithSubkey(runId, rec.runGeneration(), input);
+            if (!java.security.MessageDigest.isEqual(claim.hmac(), bound.authorityHmac())) {
+                throw new AuthorityException.Verification();
+            }
+            try {
+                return Envelopes.seal(snapshot, in -> {
+                    if (!input.equals(in)) {
+                        throw new SigningException();
+                    }
+                    return claim;
+                });
+            } catch (SigningException e) {
+                throw new AuthorityException.Unavailable("run " + runId + ": the envelope could not be built again");
+            }
+        } finally {
+            releaseLease();
+        }
     }
 
     /**
