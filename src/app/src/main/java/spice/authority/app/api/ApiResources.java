@@ -37,6 +37,7 @@ import spice.authority.core.RunRecord;
 import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.envelope.EnvelopeRejectedException;
+import spice.authority.snapshot.payload.LifecycleStatus;
 import spice.authority.snapshot.payload.PayloadRejectedException;
 import spice.authority.snapshot.payload.Snapshot;
 
@@ -224,11 +225,16 @@ public class ApiResources {
     @Path("/runs/{run_id}/snapshots")
     @Consumes({Bodies.PAYLOAD, MediaType.APPLICATION_JSON})
     @Produces({Bodies.PROTOBUF, MediaType.APPLICATION_JSON})
-    @Operation(summary = "Validate, sign and persist a v1alpha2 payload: SUSPENDED (lease kept) or terminal (lease released)")
-    @APIResponse(responseCode = "200", description = "the signed SnapshotEnvelope (binary, or JSON mapping with Accept: application/json)")
+    @Operation(summary = "Validate, sign and persist a v1alpha2 payload: SUSPENDED (lease kept) or terminal (lease released); "
+            + "for a SUSPENDED run, the identical payload gives the identical envelope again to any session of the user")
+    @APIResponse(responseCode = "200", description = "the signed SnapshotEnvelope (binary, or JSON mapping with Accept: application/json); "
+            + "from a session that does not own the run: the envelope the run is SUSPENDED with, when the payload is identical "
+            + "(nothing is written, the owner keeps the run)")
+    @APIResponse(responseCode = "400", description = "invalid_request: the path's run ID differs from the payload's", content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "422", description = "invalid_snapshot with the rule id (P-RUNID: " + RunId.RULE + ")",
             content = @Content(mediaType = PROBLEM))
-    @APIResponse(responseCode = "409", description = "state_conflict (a different snapshot, or not owned)", content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "409", description = "state_conflict (a different snapshot, a terminal one from a session that does not own "
+            + "the run, or a run that is not SUSPENDED)", content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "500", description = "uncertain: the write's outcome is unknown", content = @Content(mediaType = PROBLEM))
     @RequestBody(required = true, content = @Content(mediaType = Bodies.PAYLOAD))
     public Response sign(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @HeaderParam("Accept") String accept,
@@ -245,7 +251,19 @@ public class ApiResources {
         if (!snapshot.runId().equals(runId)) {
             throw ApiException.invalidRequest("payload run_id differs from the run in the path");
         }
-        ActiveRun run = sessions.leaseOf(s, runId);
+        Optional<ActiveRun> lease = sessions.ownedBy(s, runId);
+        if (lease.isEmpty()) {
+            if (snapshot.status() != LifecycleStatus.SUSPENDED) {
+                throw ApiException.notOwned("run " + runId + " is not owned by this session");
+            }
+            // A lost response is never fatal: the identical payload gives the identical envelope
+            // to any session, which neither takes the run nor writes anything.
+            Envelope again = counted("reissue", () -> authority().reissue(snapshot));
+            LOG.infof("run %s: its SUSPENDED envelope (sequence %s) issued again to a session that does not own it",
+                    LogText.of(runId), Long.toUnsignedString(snapshot.lastSequence()));
+            return envelopeResponse(again, accept);
+        }
+        ActiveRun run = lease.get();
         Envelope env = counted(snapshot.status().isTerminal() ? "sign_terminal" : "sign_suspended",
                 () -> run.seal(snapshot, Cancellation.none()));
         if (run.isClosed()) {

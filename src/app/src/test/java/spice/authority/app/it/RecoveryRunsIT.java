@@ -19,7 +19,7 @@ import spice.authority.snapshot.proto.SnapshotLifecycle;
 
 /**
  * Recovery of runs with real processes (issue 12): the one run-ID rule at every door of the
- * packaged helper.
+ * packaged helper; a lost envelope had again by another host after its owner was SIGKILLed.
  */
 class RecoveryRunsIT {
     private static final String RULE = "run_id must be a token of at most 96 UTF-8 bytes";
@@ -52,6 +52,29 @@ class RecoveryRunsIT {
         Path f = root.resolve("p-" + Integer.toHexString(runId.hashCode()) + "-" + seq + ".json");
         Files.writeString(f, payloadText(runId, seq));
         return f;
+    }
+
+    /** Every file of the authority directory, name to content. */
+    private java.util.Map<String, String> authorityContent() throws IOException {
+        java.util.Map<String, String> m = new java.util.TreeMap<>();
+        try (var s = Files.list(root.resolve("authority"))) {
+            for (Path p : s.toList()) {
+                m.put(p.getFileName().toString(), java.util.HexFormat.of().formatHex(Files.readAllBytes(p)));
+            }
+        }
+        return m;
+    }
+
+    private String run(String runId) throws IOException {
+        return helper.http().get("/v1/runs/" + runId).text();
+    }
+
+    private void awaitNotOwned(String runId) throws Exception {
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (run(runId).contains("\"owned\":true") && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(run(runId)).contains("\"owned\":false");
     }
 
     private List<String> authorityFiles() throws IOException {
@@ -110,5 +133,59 @@ class RecoveryRunsIT {
             assertThat(Files.exists(root.resolve("never.pb"))).isFalse();
             assertThat(helper.http().get("/v1/runs/" + id96).text()).contains("\"phase\":\"SUSPENDED\"");
         }
+    }
+
+    @Test
+    void lostEnvelope_ownerSigkilled_anotherHostPostsTheIdenticalPayload_getsTheIdenticalEnvelope_whichImports() throws Exception {
+        Path envA = root.resolve("a.pb");
+        Path envLive = root.resolve("b-live.pb");
+        Path envB = root.resolve("b.pb");
+        Path p7 = payload("run-lost", 7);
+        try (HostProcess hostA = new HostProcess(helper.socket); HostProcess hostB = new HostProcess(helper.socket)) {
+            assertThat(hostA.send("session")).startsWith("200 ");
+            assertThat(hostB.send("session")).startsWith("200 ");
+            assertThat(hostA.send("start run-lost")).startsWith("200 ");
+            assertThat(hostA.send("sign run-lost " + p7 + " " + envA)).startsWith("200 envelope");
+            java.util.Map<String, String> suspended = authorityContent();
+
+            // While A lives: B gets the same envelope, and A keeps the run.
+            assertThat(hostB.send("sign run-lost " + p7 + " " + envLive)).startsWith("200 envelope");
+            assertThat(Files.readAllBytes(envLive)).isEqualTo(Files.readAllBytes(envA));
+            assertThat(run("run-lost")).contains("\"phase\":\"SUSPENDED\"").contains("\"owned\":true");
+            assertThat(hostB.send("import " + envLive)).startsWith("409 ").contains("\"code\":\"busy\"");
+
+            // A is killed before it could keep its envelope; B posts the identical payload.
+            hostA.kill9();
+            awaitNotOwned("run-lost");
+            assertThat(hostB.send("sign run-lost " + p7 + " " + envB)).startsWith("200 envelope");
+            assertThat(Files.readAllBytes(envB)).as("byte-identical envelope").isEqualTo(Files.readAllBytes(envA));
+            // A different payload is a conflict, as from the owner.
+            assertThat(hostB.send("sign run-lost " + payload("run-lost", 8) + " " + root.resolve("never.pb")))
+                    .startsWith("409 ").contains("\"code\":\"state_conflict\"")
+                    .contains("already suspended with a different snapshot");
+            assertThat(Files.exists(root.resolve("never.pb"))).isFalse();
+            assertThat(authorityContent()).as("nothing written, nothing created").isEqualTo(suspended);
+            assertThat(run("run-lost")).contains("\"phase\":\"SUSPENDED\"").contains("\"run_generation\":1")
+                    .contains("\"owned\":false");
+
+            // The envelope B had again imports.
+            String prepared = hostB.send("import " + envB);
+            assertThat(prepared).startsWith("200 ").contains("\"next_sequence\":8");
+            String imp = prepared.replaceAll(".*\"import\":\"([0-9a-f]+)\".*", "$1");
+            assertThat(hostB.send("consume " + imp)).startsWith("200 ").contains("IMPORTING");
+            assertThat(hostB.send("activate " + imp)).startsWith("200 ").contains("\"phase\":\"ACTIVE\"")
+                    .contains("\"run_generation\":2");
+            assertThat(run("run-lost")).contains("\"owned\":true");
+            // Now ACTIVE: the old payload gives nothing to a session that does not own the run.
+            try (HostProcess hostC = new HostProcess(helper.socket)) {
+                assertThat(hostC.send("session")).startsWith("200 ");
+                assertThat(hostC.send("sign run-lost " + p7 + " " + root.resolve("c.pb"))).startsWith("409 ")
+                        .contains("\"code\":\"state_conflict\"").contains("is ACTIVE");
+            }
+        }
+        byte[] env = Files.readAllBytes(envA);
+        String mac = java.util.HexFormat.of().formatHex(env, env.length - 32, env.length);
+        assertThat(helper.stderr()).contains("run run-lost: its SUSPENDED envelope (sequence 7) issued again")
+                .doesNotContainIgnoringCase(mac);
     }
 }
