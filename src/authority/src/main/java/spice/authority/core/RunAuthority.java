@@ -312,11 +312,13 @@ public final class RunAuthority implements AutoCloseable {
     }
 
     /**
-     * Operator action (ARCHITECTURE.md "stricter" point 5): tombstones an ACTIVE or IMPORTING
-     * orphan whose lock is free as CANCELLED at its run generation. Never automatic.
+     * Operator action (ARCHITECTURE.md "stricter" point 5): tombstones an ACTIVE, IMPORTING or
+     * SUSPENDED orphan whose lock is free as CANCELLED at its run generation. Never automatic. A
+     * live owner (a lease, including a SUSPENDED one, or an import transaction) holds the lock, so
+     * its run is {@code busy}.
      *
      * @throws AuthorityException.Busy when a live owner holds the run
-     * @throws AuthorityException.State when there is no record or it is not ACTIVE/IMPORTING
+     * @throws AuthorityException.State when there is no record or it is a tombstone already
      */
     public RunRecord abandon(RunId id, Cancellation c) throws AuthorityException {
         String runId = id.value();
@@ -327,8 +329,9 @@ public final class RunAuthority implements AutoCloseable {
             checkFence(runId);
             RunRecord rec = readRecord(stem, runId).orElseThrow(
                     () -> new AuthorityException.State("run " + runId + " has no record"));
-            if (rec.phase() != Phase.ACTIVE && rec.phase() != Phase.IMPORTING) {
-                throw new AuthorityException.State("run " + runId + " is " + rec.phase() + "; only an ACTIVE or IMPORTING orphan can be abandoned");
+            if (rec.phase().isTerminal()) {
+                throw new AuthorityException.State("run " + runId + " is " + rec.phase()
+                        + "; only an ACTIVE, IMPORTING or SUSPENDED orphan can be abandoned");
             }
             RunRecord next = rec.with(Phase.CANCELLED, rec.runGeneration());
             writeTransition(runId, next, c, "abandon");

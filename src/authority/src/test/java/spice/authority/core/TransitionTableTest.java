@@ -28,7 +28,7 @@ class TransitionTableTest {
             ACTIVE_OWNED       BUSY:ACTIVE@1     VERIFY:ACTIVE@1    BUSY:ACTIVE@1     STATE:ACTIVE@1    STATE:ACTIVE@1    OK:SUSPENDED@1     OK:SUSPENDED@1     OK:COMPLETED@1     STATE:ACTIVE@1     OK:FAILED@1        OK:ACTIVE@1    -                 -                 -
             ACTIVE_ORPHAN      STATE:ACTIVE@1    VERIFY:ACTIVE@1    OK:CANCELLED@1    STATE:ACTIVE@1    STATE:ACTIVE@1    CLOSED:ACTIVE@1    CLOSED:ACTIVE@1    CLOSED:ACTIVE@1    CLOSED:ACTIVE@1    CLOSED:ACTIVE@1    OK:ACTIVE@1    -                 -                 -
             SUSPENDED_OWNED    BUSY:SUSPENDED@1  BUSY:SUSPENDED@1   BUSY:SUSPENDED@1  OK:SUSPENDED@1    STATE:SUSPENDED@1 OK:SUSPENDED@1     STATE:SUSPENDED@1  OK:COMPLETED@1     OK:ACTIVE@2        OK:FAILED@1        OK:SUSPENDED@1 -                 -                 -
-            SUSPENDED_FREE     STATE:SUSPENDED@1 OK:SUSPENDED@1     STATE:SUSPENDED@1 OK:SUSPENDED@1    STATE:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 OK:SUSPENDED@1 -                 -                 -
+            SUSPENDED_FREE     STATE:SUSPENDED@1 OK:SUSPENDED@1     OK:CANCELLED@1    OK:SUSPENDED@1    STATE:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 OK:SUSPENDED@1 -                 -                 -
             PREPARED           BUSY:SUSPENDED@1  BUSY:SUSPENDED@1   BUSY:SUSPENDED@1  OK:SUSPENDED@1    STATE:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 OK:SUSPENDED@1 OK:IMPORTING@2    STATE:SUSPENDED@1 OK:SUSPENDED@1
             IMPORTING_CONSUMED BUSY:IMPORTING@2  VERIFY:IMPORTING@2 BUSY:IMPORTING@2  STATE:IMPORTING@2 STATE:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 OK:IMPORTING@2 STATE:IMPORTING@2 OK:ACTIVE@2       UNCERTAIN:IMPORTING@2
             IMPORTING_ORPHAN   STATE:IMPORTING@2 VERIFY:IMPORTING@2 OK:CANCELLED@2    STATE:IMPORTING@2 STATE:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 OK:IMPORTING@2 STATE:IMPORTING@2 STATE:IMPORTING@2 OK:IMPORTING@2
@@ -190,6 +190,18 @@ class TransitionTableTest {
         w.owner.seal(S1, Cancellation.none()); // suspended again at generation 2, same payload
         w.owner.close();
         assertThat(run(withEnvelope(w, first), Op.PREPARE)).isEqualTo("VERIFY");
+    }
+
+    @Test
+    void abandon_suspendedOrphan_tombstones_itsEnvelopeNeverImportsOrIsIssuedAgain() throws Exception {
+        World w = build(Situation.SUSPENDED_FREE);
+        RunRecord cancelled = w.authority.abandon(RUN, Cancellation.none());
+        assertThat(cancelled.phase()).isEqualTo(Phase.CANCELLED);
+        assertThat(cancelled.snapshot()).as("a tombstone binds no snapshot").isNull();
+        assertThat(run(w, Op.PREPARE)).isEqualTo("VERIFY");
+        assertThat(run(w, Op.REISSUE)).isEqualTo("STATE");
+        assertThat(w.dir.isLocked(RecordCodec.fileStem(RUN) + ".lock")).as("abandon keeps no lock").isFalse();
+        assertThat(w.authority.outstandingLeases()).isZero();
     }
 
     /** A re-issued envelope must be the one the situation's suspend gave, byte for byte. */

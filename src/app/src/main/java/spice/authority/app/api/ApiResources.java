@@ -312,10 +312,12 @@ public class ApiResources {
     @POST
     @Path("/runs/{run_id}/abandon")
     @Produces(MediaType.APPLICATION_JSON)
-    @Operation(summary = "Operator action: tombstone an ACTIVE or IMPORTING orphan (no live owner) as CANCELLED")
+    @Operation(summary = "Operator action: tombstone an ACTIVE, IMPORTING or SUSPENDED orphan (no live owner: no session's lease, "
+            + "no import, no other process) as CANCELLED; irreversible")
     @APIResponse(responseCode = "200", description = "the run, now CANCELLED")
     @APIResponse(responseCode = "400", description = "invalid_request: " + RunId.RULE, content = @Content(mediaType = PROBLEM))
-    @APIResponse(responseCode = "409", description = "busy (a live owner) or state_conflict (not an orphan)", content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "409", description = "busy (a live owner, also of a SUSPENDED run) or state_conflict (no record, "
+            + "or a tombstone already)", content = @Content(mediaType = PROBLEM))
     public Dto.RunView abandon(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
             throws AuthorityException {
         sessions.require(sessionId, Caller.of(rc).peerPid());

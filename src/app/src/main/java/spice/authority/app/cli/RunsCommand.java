@@ -187,16 +187,19 @@ public final class RunsCommand implements Runnable {
     @Command(name = "abandon",
             mixinStandardHelpOptions = true,
             description = {
-                "Operator action for an orphan: a run left ACTIVE or IMPORTING by a host that died, with",
-                "no live session owning it. Writes a durable CANCELLED tombstone: the run can never be",
-                "resumed or imported again. Irreversible, so it requires --yes.",
+                "Operator action for an orphan: a run left ACTIVE, IMPORTING or SUSPENDED by a host that",
+                "died, with no live session owning it and no import holding it. Writes a durable CANCELLED",
+                "tombstone: the run can never be resumed or imported again (a SUSPENDED run's envelope",
+                "stops verifying). A run whose owner lives, SUSPENDED or not, is refused busy.",
+                "Irreversible, so it requires --yes.",
                 "Opens a session for this process, asks the helper to abandon the run, closes the session,",
                 "and prints the resulting run."
             },
             footerHeading = "%nExit codes:%n",
             footer = {
                 "  0  abandoned (the run is CANCELLED)",
-                "  1  refused: busy (a live owner), state_conflict (not an orphan), not_found, or no helper",
+                "  1  refused: busy (a live owner), state_conflict (no record, or a tombstone already),",
+                "     or no helper",
                 "  2  usage error (RUN_ID breaks the run-ID rule), or --yes missing",
                 "",
                 "Examples:",

@@ -19,7 +19,8 @@ import spice.authority.snapshot.proto.SnapshotLifecycle;
 
 /**
  * Recovery of runs with real processes (issue 12): the one run-ID rule at every door of the
- * packaged helper; a lost envelope had again by another host after its owner was SIGKILLed.
+ * packaged helper; a lost envelope had again by another host after its owner was SIGKILLed; the
+ * operator's abandon of a SUSPENDED orphan.
  */
 class RecoveryRunsIT {
     private static final String RULE = "run_id must be a token of at most 96 UTF-8 bytes";
@@ -187,5 +188,53 @@ class RecoveryRunsIT {
         String mac = java.util.HexFormat.of().formatHex(env, env.length - 32, env.length);
         assertThat(helper.stderr()).contains("run run-lost: its SUSPENDED envelope (sequence 7) issued again")
                 .doesNotContainIgnoringCase(mac);
+    }
+
+    /** {@code spice-authority ARGS} against this helper: exit code, then standard output and error. */
+    private String cli(String... args) throws Exception {
+        List<String> cmd = new java.util.ArrayList<>(List.of(args));
+        cmd.addAll(List.of("--socket", helper.socket.toString()));
+        Process p = new ProcessBuilder(HelperProcess.command(cmd.toArray(String[]::new))).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        return p.waitFor() + " " + out;
+    }
+
+    @Test
+    void abandon_suspendedOrphan_isTombstoned_whileALiveOwnersOrAnImportsSuspendedRunIsBusy() throws Exception {
+        Path envOrphan = root.resolve("orphan.pb");
+        try (HostProcess doomed = new HostProcess(helper.socket); HostProcess alive = new HostProcess(helper.socket);
+             HostProcess operator = new HostProcess(helper.socket)) {
+            assertThat(doomed.send("session")).startsWith("200 ");
+            assertThat(alive.send("session")).startsWith("200 ");
+            assertThat(operator.send("session")).startsWith("200 ");
+            assertThat(doomed.send("start run-orphan")).startsWith("200 ");
+            assertThat(doomed.send("sign run-orphan " + payload("run-orphan", 7) + " " + envOrphan)).startsWith("200 envelope");
+            assertThat(alive.send("start run-kept")).startsWith("200 ");
+            assertThat(alive.send("sign run-kept " + payload("run-kept", 7) + " " + root.resolve("kept.pb"))).startsWith("200 envelope");
+
+            // A SUSPENDED run whose owner lives holds its lock: busy, through the API and the CLI.
+            assertThat(operator.send("abandon run-kept")).startsWith("409 ").contains("\"code\":\"busy\"");
+            assertThat(cli("runs", "abandon", "run-kept", "--yes"))
+                    .isEqualTo("1 spice-authority: busy: run run-kept is owned by a live process\n");
+            assertThat(run("run-kept")).contains("\"phase\":\"SUSPENDED\"").contains("\"owned\":true");
+
+            doomed.kill9();
+            awaitNotOwned("run-orphan");
+            // An import in progress holds the orphan too.
+            String prepared = operator.send("import " + envOrphan);
+            assertThat(prepared).startsWith("200 ");
+            assertThat(operator.send("abandon run-orphan")).startsWith("409 ").contains("\"code\":\"busy\"");
+            assertThat(operator.send("abort " + prepared.replaceAll(".*\"import\":\"([0-9a-f]+)\".*", "$1"))).startsWith("204");
+
+            // No live owner, no import: the operator's abandon tombstones it.
+            assertThat(cli("runs", "abandon", "run-orphan", "--yes"))
+                    .isEqualTo("0 run-orphan  CANCELLED  generation 1  not owned\n");
+            assertThat(run("run-orphan")).contains("\"phase\":\"CANCELLED\"");
+            assertThat(operator.send("import " + envOrphan)).startsWith("403 ").contains("verification_failed");
+            assertThat(operator.send("sign run-orphan " + payload("run-orphan", 7) + " " + root.resolve("again.pb")))
+                    .startsWith("409 ").contains("is CANCELLED");
+            assertThat(run("run-kept")).as("the live owner's run is untouched").contains("\"phase\":\"SUSPENDED\"")
+                    .contains("\"owned\":true");
+        }
     }
 }
