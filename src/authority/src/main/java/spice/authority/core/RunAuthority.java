@@ -182,7 +182,10 @@ public final class RunAuthority implements AutoCloseable {
         }
     }
 
-    /** Whether a run is fenced as uncertain in this process. */
+    /**
+     * Whether a run is fenced as uncertain in this process: a write's outcome is unknown, so no
+     * caller may act on the run until a restart of this process reads the truth from disk.
+     */
     public boolean isFenced(String runId) {
         return fenced.contains(runId);
     }

@@ -156,7 +156,8 @@ public class ApiResources {
             // counts unavailable while closing
         }
         for (Session s : sessions.all()) {
-            owned += s.runCount();
+            // A fenced run's lease can no longer act on it: not owned, as its run view says.
+            owned += (int) s.runIds().stream().filter(id -> !a.isFenced(id)).count();
         }
         return new Dto.AuthorityView(a.scopeIdHex(), Dto.u64(a.keyGeneration()), a.state(), a.directory(),
                 ServeContext.current().endpoint().display(), sessions.all().size(), owned, sessions.importCount(),
@@ -166,7 +167,7 @@ public class ApiResources {
     // ---- runs -------------------------------------------------------------------------------
 
     private Dto.RunView view(RunRecord r) {
-        return new Dto.RunView(r.runId(), r.phase().name(), Dto.u64(r.runGeneration()), sessions.ownerOf(r.runId()).isPresent());
+        return Dto.RunView.of(r, sessions.ownerOf(r.runId()).isPresent(), authority().isFenced(r.runId()));
     }
 
     /** A run ID from a request, or {@code 400 invalid_request} naming the one run-ID rule. */
@@ -212,7 +213,7 @@ public class ApiResources {
     @GET
     @Path("/runs/{run_id}")
     @Produces(MediaType.APPLICATION_JSON)
-    @Operation(summary = "Phase, run generation and whether a session owns it; no secrets")
+    @Operation(summary = "Phase, run generation and whether a session owns it (plus fenced: true when its last outcome is uncertain); no secrets")
     @APIResponse(responseCode = "200", description = "the run")
     @APIResponse(responseCode = "400", description = "invalid_request: " + RunId.RULE, content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "404", description = "not_found", content = @Content(mediaType = PROBLEM))

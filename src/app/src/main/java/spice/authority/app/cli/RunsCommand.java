@@ -39,7 +39,10 @@ public final class RunsCommand implements Runnable {
         return "/v1/runs/" + HelperClient.segment(runId);
     }
 
-    /** Aligned, compact lines: {@code run-1  SUSPENDED  generation 1  owned}. */
+    /**
+     * Aligned, compact lines: {@code run-1  SUSPENDED  generation 1  owned}; a fenced run ends in
+     * {@code not owned  fenced}.
+     */
     static List<String> lines(List<Map<String, Object>> runs) {
         int idWidth = 0;
         int phaseWidth = 0;
@@ -50,7 +53,8 @@ public final class RunsCommand implements Runnable {
                 HelperCommand.clean(r.get("run_id")),
                 HelperCommand.clean(r.get("phase")),
                 HelperCommand.clean(r.get("run_generation")),
-                Boolean.TRUE.equals(r.get("owned")) ? "owned" : "not owned"
+                (Boolean.TRUE.equals(r.get("owned")) ? "owned" : "not owned")
+                        + (Boolean.TRUE.equals(r.get("fenced")) ? "  fenced" : "")
             };
             idWidth = Math.max(idWidth, row[0].length());
             phaseWidth = Math.max(phaseWidth, row[1].length());
@@ -69,7 +73,7 @@ public final class RunsCommand implements Runnable {
         return s + " ".repeat(Math.max(0, width - s.length()));
     }
 
-    /** A run object ({@code run_id}, {@code phase}, {@code run_generation}, {@code owned}). */
+    /** A run object ({@code run_id}, {@code phase}, {@code run_generation}, {@code owned}, maybe {@code fenced}). */
     static Map<String, Object> asRun(HelperClient client, Object o) throws HelperCommand.Refused {
         if (o instanceof Map<?, ?> m && m.get("run_id") instanceof String && m.get("phase") instanceof String) {
             @SuppressWarnings("unchecked")
@@ -117,7 +121,9 @@ public final class RunsCommand implements Runnable {
             mixinStandardHelpOptions = true,
             description = {
                 "List every run with a verified record: ID, phase, run generation, and whether a live",
-                "session owns it. Prints 'no runs' when there are none."
+                "session owns it. A run marked 'fenced' had a write whose outcome is unknown: the helper",
+                "acts on it for nobody until it is restarted, and then reads its state from disk.",
+                "Prints 'no runs' when there are none."
             },
             footerHeading = "%nExit codes:%n",
             footer = {
@@ -165,7 +171,10 @@ public final class RunsCommand implements Runnable {
 
     @Command(name = "show",
             mixinStandardHelpOptions = true,
-            description = "Show one run: ID, phase, run generation, and whether a live session owns it. No secrets.",
+            description = {
+                "Show one run: ID, phase, run generation, and whether a live session owns it ('fenced' when",
+                "its last outcome is uncertain: cleared only by restarting the helper). No secrets."
+            },
             footerHeading = "%nExit codes:%n",
             footer = {
                 "  0  shown",

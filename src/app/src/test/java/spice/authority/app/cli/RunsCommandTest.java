@@ -38,6 +38,20 @@ class RunsCommandTest {
     }
 
     @Test
+    void list_fencedRun_saysFenced() throws Exception {
+        String runs = "[{\"run_id\":\"run-1\",\"phase\":\"ACTIVE\",\"run_generation\":1,\"owned\":false,\"fenced\":true},"
+                + "{\"run_id\":\"run-2\",\"phase\":\"SUSPENDED\",\"run_generation\":1,\"owned\":true}]";
+        try (FakeHelper h = helper(r -> FakeHelper.json(200, runs))) {
+            CliRun r = CliRun.of("runs", "list", "--socket", sock());
+            assertThat(r.exitCode()).as(r.err()).isZero();
+            assertThat(r.out()).isEqualTo("""
+                    run-1  ACTIVE     generation 1  not owned  fenced
+                    run-2  SUSPENDED  generation 1  owned
+                    """);
+        }
+    }
+
+    @Test
     void list_empty_saysNoRuns_andJsonIsTheHelpersArray() throws Exception {
         try (FakeHelper h = helper(r -> FakeHelper.chunked(200, "application/json", "[]", 1))) {
             assertThat(CliRun.of("runs", "list", "--socket", sock()).out()).isEqualTo("no runs\n");

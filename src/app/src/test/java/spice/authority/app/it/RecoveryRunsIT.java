@@ -20,7 +20,7 @@ import spice.authority.snapshot.proto.SnapshotLifecycle;
 /**
  * Recovery of runs with real processes (issue 12): the one run-ID rule at every door of the
  * packaged helper; a lost envelope had again by another host after its owner was SIGKILLed; the
- * operator's abandon of a SUSPENDED orphan.
+ * operator's abandon of a SUSPENDED orphan; a fenced run in the views, until a restart.
  */
 class RecoveryRunsIT {
     private static final String RULE = "run_id must be a token of at most 96 UTF-8 bytes";
@@ -236,5 +236,43 @@ class RecoveryRunsIT {
             assertThat(run("run-kept")).as("the live owner's run is untouched").contains("\"phase\":\"SUSPENDED\"")
                     .contains("\"owned\":true");
         }
+    }
+
+    @Test
+    void fencedRun_isShownFencedAndNotOwned_untilARestartReadsTheTruthFromDisk() throws Exception {
+        // From now on the helper's files may grow to 400 bytes: an ACTIVE record (about 270) is
+        // written, a SUSPENDED one (about 540) fails once its writer ran (EFBIG: the JVM ignores
+        // SIGXFSZ). Set on the running helper, which has loaded its native library by now.
+        Process limit = new ProcessBuilder("prlimit", "--pid", Long.toString(helper.process.pid()), "--fsize=400:400")
+                .redirectErrorStream(true).start();
+        assertThat(limit.waitFor()).as(new String(limit.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).isZero();
+        Path authority = root.resolve("authority");
+        Path socket = helper.socket;
+        try (HostProcess host = new HostProcess(helper.socket)) {
+            assertThat(host.send("session")).startsWith("200 ");
+            assertThat(host.send("start run-fenced")).startsWith("200 ");
+            assertThat(host.send("start run-clear")).startsWith("200 ");
+            assertThat(host.send("sign run-fenced " + payload("run-fenced", 7) + " " + root.resolve("f.pb")))
+                    .startsWith("500 ").contains("\"code\":\"uncertain\"");
+
+            // The host still holds its lease, but the run is fenced: not owned, and said so.
+            assertThat(run("run-fenced")).isEqualTo("{\"run_id\":\"run-fenced\",\"phase\":\"ACTIVE\",\"run_generation\":1,"
+                    + "\"owned\":false,\"fenced\":true}");
+            assertThat(run("run-clear")).isEqualTo("{\"run_id\":\"run-clear\",\"phase\":\"ACTIVE\",\"run_generation\":1,"
+                    + "\"owned\":true}");
+            assertThat(helper.http().get("/v1/runs").text()).contains("\"owned\":false,\"fenced\":true");
+            assertThat(helper.http().get("/v1/authority").text()).contains("\"owned_runs\":1");
+            assertThat(cli("runs", "show", "run-fenced")).isEqualTo("0 run-fenced  ACTIVE  generation 1  not owned  fenced\n");
+            // Nobody acts on it: not its host, not an operator.
+            assertThat(host.send("sign run-fenced " + payload("run-fenced", 7) + " " + root.resolve("f.pb"))).startsWith("500 ")
+                    .contains("\"code\":\"uncertain\"");
+            assertThat(host.send("abandon run-fenced")).startsWith("500 ").contains("\"code\":\"uncertain\"");
+        }
+        // A restart reads the truth from disk: the suspend never landed, and the fence is gone.
+        assertThat(helper.stop()).isZero();
+        helper = HelperProcess.start(authority, socket);
+        assertThat(run("run-fenced")).isEqualTo("{\"run_id\":\"run-fenced\",\"phase\":\"ACTIVE\",\"run_generation\":1,"
+                + "\"owned\":false}");
+        assertThat(cli("runs", "abandon", "run-fenced", "--yes")).isEqualTo("0 run-fenced  CANCELLED  generation 1  not owned\n");
     }
 }
