@@ -120,15 +120,16 @@ public final class RunsCommand implements Runnable {
     @Command(name = "list",
             mixinStandardHelpOptions = true,
             description = {
-                "List every run with a verified record: ID, phase, run generation, and whether a live",
-                "session owns it. A run marked 'fenced' had a write whose outcome is unknown: the helper",
-                "acts on it for nobody until it is restarted, and then reads its state from disk.",
-                "Prints 'no runs' when there are none."
+                "List every run with a verified record: ID, phase, run generation, and",
+                "whether a live session owns it. A run marked 'fenced' had a write whose",
+                "outcome is unknown: the helper acts on it for nobody until it is restarted,",
+                "and then reads its state from disk. Prints 'no runs' when there are none."
             },
             footerHeading = "%nExit codes:%n",
             footer = {
                 "  0  listed",
-                "  1  no helper is running (the line says how to start one), or the helper refused",
+                "  1  no helper is running (the line says how to start one), or the helper",
+                "     refused",
                 "  2  usage error",
                 "",
                 "Examples:",
@@ -172,13 +173,15 @@ public final class RunsCommand implements Runnable {
     @Command(name = "show",
             mixinStandardHelpOptions = true,
             description = {
-                "Show one run: ID, phase, run generation, and whether a live session owns it ('fenced' when",
-                "its last outcome is uncertain: cleared only by restarting the helper). No secrets."
+                "Show one run: ID, phase, run generation, and whether a live session owns it",
+                "('fenced' when its last outcome is uncertain: cleared only by restarting",
+                "the helper). No secrets."
             },
             footerHeading = "%nExit codes:%n",
             footer = {
                 "  0  shown",
-                "  1  no such run, no helper running, or the helper refused (one line says which)",
+                "  1  no such run, no helper running, or the helper refused (one line says",
+                "     which)",
                 "  2  usage error",
                 "",
                 "Examples:",
@@ -196,19 +199,20 @@ public final class RunsCommand implements Runnable {
     @Command(name = "abandon",
             mixinStandardHelpOptions = true,
             description = {
-                "Operator action for an orphan: a run left ACTIVE, IMPORTING or SUSPENDED by a host that",
-                "died, with no live session owning it and no import holding it. Writes a durable CANCELLED",
-                "tombstone: the run can never be resumed or imported again (a SUSPENDED run's envelope",
-                "stops verifying). A run whose owner lives, SUSPENDED or not, is refused busy.",
-                "Irreversible, so it requires --yes.",
-                "Opens a session for this process, asks the helper to abandon the run, closes the session,",
-                "and prints the resulting run."
+                "Operator action for an orphan: a run left ACTIVE, IMPORTING or SUSPENDED by",
+                "a host that died, with no live session owning it and no import holding it.",
+                "Writes a durable CANCELLED tombstone: the run can never be resumed or",
+                "imported again (a SUSPENDED run's envelope stops verifying). A run whose",
+                "owner lives, SUSPENDED or not, is refused busy. Irreversible, so it",
+                "requires --yes.",
+                "Opens a session for this process, asks the helper to abandon the run,",
+                "closes the session, and prints the resulting run."
             },
             footerHeading = "%nExit codes:%n",
             footer = {
                 "  0  abandoned (the run is CANCELLED)",
-                "  1  refused: busy (a live owner), state_conflict (no record, or a tombstone already),",
-                "     or no helper",
+                "  1  refused: busy (a live owner), state_conflict (no record, or a",
+                "     tombstone already), or no helper",
                 "  2  usage error (RUN_ID breaks the run-ID rule), or --yes missing",
                 "",
                 "Examples:",
