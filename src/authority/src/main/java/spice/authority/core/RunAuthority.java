@@ -11,6 +11,7 @@ import spice.authority.os.FileNames;
 import spice.authority.os.LockMode;
 import spice.authority.os.SecureDirectory;
 import spice.authority.os.StableLock;
+import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.crypto.AuthorityKey;
 import spice.authority.snapshot.crypto.Claim;
 import spice.authority.snapshot.crypto.ClaimInput;
@@ -20,7 +21,9 @@ import spice.authority.snapshot.crypto.VerificationException;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.envelope.EnvelopeRejectedException;
 import spice.authority.snapshot.envelope.Envelopes;
+import spice.authority.snapshot.envelope.SigningException;
 import spice.authority.snapshot.payload.LifecycleStatus;
+import spice.authority.snapshot.payload.Snapshot;
 
 /**
  * The OS-backed run authority (RFC 0007; wire-format.md c.2, d, e) over one bound
@@ -42,6 +45,13 @@ import spice.authority.snapshot.payload.LifecycleStatus;
  *   <li>Import verifies the keyed claim against the signed record before it creates or locks
  *       anything, then locks and re-reads to prove the record unchanged (stricter point 4). Every
  *       authenticity failure is the one {@link AuthorityException.Verification}.
+ *   <li>One run-ID rule ({@link RunId}, stricter point 3): a run is started, abandoned, inspected,
+ *       re-issued or imported only under a valid {@link RunId}. A record written by another
+ *       implementation under a wider ID (token(128), which the record format still reads) is
+ *       foreign: it is never acted upon, and a listing counts it unreadable.
+ *   <li>{@link #reissue} gives the envelope of a SUSPENDED run again for the identical snapshot,
+ *       to any caller: it reads, signs in memory and writes nothing, takes no lock and no
+ *       ownership.
  *   <li>{@link #close(Duration)} rejects new work, waits for outstanding leases, then closes the
  *       directory and zeroes the master key.
  * </ul>
@@ -172,7 +182,10 @@ public final class RunAuthority implements AutoCloseable {
         }
     }
 
-    /** Whether a run is fenced as uncertain in this process. */
+    /**
+     * Whether a run is fenced as uncertain in this process: a write's outcome is unknown, so no
+     * caller may act on the run until a restart of this process reads the truth from disk.
+     */
     public boolean isFenced(String runId) {
         return fenced.contains(runId);
     }
@@ -187,12 +200,12 @@ public final class RunAuthority implements AutoCloseable {
     /**
      * Start: durable ACTIVE at run generation 1; the returned {@link ActiveRun} owns the run.
      *
-     * @throws AuthorityException.Configuration for an invalid run ID
      * @throws AuthorityException.State when a record exists (any phase)
      * @throws AuthorityException.Busy when the run is owned elsewhere
      */
-    public ActiveRun start(String runId, Cancellation c) throws AuthorityException {
-        String stem = enterRunOperation("start", runId, c);
+    public ActiveRun start(RunId id, Cancellation c) throws AuthorityException {
+        String runId = id.value();
+        String stem = enterRunOperation("start", id, c);
         StableLock lock = null;
         boolean handedOver = false;
         try {
@@ -226,6 +239,15 @@ public final class RunAuthority implements AutoCloseable {
     }
 
     /**
+     * {@link #start(RunId, Cancellation)} for a run ID given as text.
+     *
+     * @throws AuthorityException.Configuration when {@code runId} breaks the {@link RunId} rule
+     */
+    public ActiveRun start(String runId, Cancellation c) throws AuthorityException {
+        return start(runIdOf(runId), c);
+    }
+
+    /**
      * Prepares the import of a SUSPENDED envelope: structural and strict validation, then the
      * keyed claim against the signed record, all before anything is created or locked; then the
      * run lock, and a re-read proving the record unchanged. Nothing is written.
@@ -248,7 +270,9 @@ public final class RunAuthority implements AutoCloseable {
             throw new AuthorityException.Verification();
         }
         String runId = envelope.runId();
-        if (!RunRecord.validRunId(runId)) {
+        // SECURITY: only a run ID this project can have started is imported; a wider one
+        // (token(128) passes the envelope's structure) is refused before anything is looked up.
+        if (!RunId.isValid(runId)) {
             throw new AuthorityException.Verification();
         }
         checkFence(runId);
@@ -291,22 +315,26 @@ public final class RunAuthority implements AutoCloseable {
     }
 
     /**
-     * Operator action (ARCHITECTURE.md "stricter" point 5): tombstones an ACTIVE or IMPORTING
-     * orphan whose lock is free as CANCELLED at its run generation. Never automatic.
+     * Operator action (ARCHITECTURE.md "stricter" point 5): tombstones an ACTIVE, IMPORTING or
+     * SUSPENDED orphan whose lock is free as CANCELLED at its run generation. Never automatic. A
+     * live owner (a lease, including a SUSPENDED one, or an import transaction) holds the lock, so
+     * its run is {@code busy}.
      *
      * @throws AuthorityException.Busy when a live owner holds the run
-     * @throws AuthorityException.State when there is no record or it is not ACTIVE/IMPORTING
+     * @throws AuthorityException.State when there is no record or it is a tombstone already
      */
-    public RunRecord abandon(String runId, Cancellation c) throws AuthorityException {
-        String stem = enterRunOperation("abandon", runId, c);
+    public RunRecord abandon(RunId id, Cancellation c) throws AuthorityException {
+        String runId = id.value();
+        String stem = enterRunOperation("abandon", id, c);
         StableLock lock = null;
         try {
             lock = lockRun(stem, runId);
             checkFence(runId);
             RunRecord rec = readRecord(stem, runId).orElseThrow(
                     () -> new AuthorityException.State("run " + runId + " has no record"));
-            if (rec.phase() != Phase.ACTIVE && rec.phase() != Phase.IMPORTING) {
-                throw new AuthorityException.State("run " + runId + " is " + rec.phase() + "; only an ACTIVE or IMPORTING orphan can be abandoned");
+            if (rec.phase().isTerminal()) {
+                throw new AuthorityException.State("run " + runId + " is " + rec.phase()
+                        + "; only an ACTIVE, IMPORTING or SUSPENDED orphan can be abandoned");
             }
             RunRecord next = rec.with(Phase.CANCELLED, rec.runGeneration());
             writeTransition(runId, next, c, "abandon");
@@ -320,18 +348,96 @@ public final class RunAuthority implements AutoCloseable {
     }
 
     /**
+     * {@link #abandon(RunId, Cancellation)} for a run ID given as text.
+     *
+     * @throws AuthorityException.Configuration when {@code runId} breaks the {@link RunId} rule
+     */
+    public RunRecord abandon(String runId, Cancellation c) throws AuthorityException {
+        return abandon(runIdOf(runId), c);
+    }
+
+    /**
      * Reads and verifies a run's record without locking it (status queries).
      *
      * @return empty when the run has no record
      * @throws AuthorityException.Verification when the record does not verify
      */
-    public Optional<RunRecord> inspect(String runId) throws AuthorityException {
-        if (!RunRecord.validRunId(runId)) {
-            return Optional.empty();
-        }
+    public Optional<RunRecord> inspect(RunId id) throws AuthorityException {
         acquireLease(); // keeps the directory and the record key open while they are used
         try {
-            return readRecord(RecordCodec.fileStem(runId), runId);
+            return readRecord(RecordCodec.fileStem(id.value()), id.value());
+        } finally {
+            releaseLease();
+        }
+    }
+
+    /** {@link #inspect(RunId)} for a run ID given as text; empty when it breaks the rule. */
+    public Optional<RunRecord> inspect(String runId) throws AuthorityException {
+        Optional<RunId> id = RunId.parse(runId);
+        return id.isEmpty() ? Optional.empty() : inspect(id.get());
+    }
+
+    /**
+     * Gives the envelope of a SUSPENDED run again, for the identical snapshot (a host whose
+     * response was lost, or another host of the user once the owner died): reads the signed
+     * record, requires it SUSPENDED and bound to exactly this payload (last sequence, lifecycle
+     * and SHA-256), recomputes the claim with the run subkey of the record's generation and
+     * proves it the HMAC the record binds, then builds the envelope. The claim is deterministic,
+     * so the envelope is byte-identical to the one the owner was given.
+     *
+     * <p>Writes nothing, takes no run lock and no ownership: the owner, if any, keeps the run.
+     *
+     * @throws AuthorityException.State when {@code snapshot} is not SUSPENDED, the run has no
+     *     record, is not SUSPENDED, or is suspended with a different snapshot
+     * @throws AuthorityException.Verification when the record does not verify, or binds an HMAC
+     *     this authority did not compute for it
+     * @throws AuthorityException.Uncertain when the run is fenced in this process
+     */
+    public Envelope reissue(Snapshot snapshot) throws AuthorityException {
+        RunId id = new RunId(snapshot.runId()); // a decoded snapshot passed P-RUNID, the same rule
+        String runId = id.value();
+        if (snapshot.status() != LifecycleStatus.SUSPENDED) {
+            throw new AuthorityException.State("run " + runId + ": only a SUSPENDED snapshot is issued again; "
+                    + "a terminal one ended the lease that signed it");
+        }
+        checkFence(runId);
+        acquireLease(); // keeps the directory and the keys open while they are used
+        try {
+            // RACE: read without the run lock. The owner may resume (ACTIVE at the next
+            // generation) or end the run right after the read; the envelope then carries a claim
+            // that no longer verifies, exactly as the one the owner was given. Nothing is
+            // written, so nothing can be lost or doubled.
+            RunRecord rec = readRecord(RecordCodec.fileStem(runId), runId).orElseThrow(
+                    () -> new AuthorityException.State("run " + runId + " has no record"));
+            checkFence(runId); // RACE: a write may have failed (and fenced) while we read
+            if (rec.phase() != Phase.SUSPENDED) {
+                throw new AuthorityException.State("run " + runId + " is " + rec.phase()
+                        + "; only a SUSPENDED run's envelope is issued again");
+            }
+            byte[] digest = HmacSha256.sha256(snapshot.canonicalBytes());
+            ClaimInput input = new ClaimInput(Snapshot.FORMAT, runId, snapshot.lastSequence(),
+                    snapshot.status().lifecycleNumber(), digest);
+            RunRecord.SnapshotBinding bound = rec.snapshot();
+            // SECURITY: the signed record's binding first: only the payload it was signed for is
+            // issued again, never a claim for anything else.
+            if (bound.lastSequence() != input.lastSequence() || bound.lifecycle() != input.lifecycle()
+                    || !java.security.MessageDigest.isEqual(bound.payloadSha256(), digest)) {
+                throw new AuthorityException.State("run " + runId + " is already suspended with a different snapshot");
+            }
+            Claim claim = signWithSubkey(runId, rec.runGeneration(), input);
+            if (!java.security.MessageDigest.isEqual(claim.hmac(), bound.authorityHmac())) {
+                throw new AuthorityException.Verification();
+            }
+            try {
+                return Envelopes.seal(snapshot, in -> {
+                    if (!input.equals(in)) {
+                        throw new SigningException();
+                    }
+                    return claim;
+                });
+            } catch (SigningException e) {
+                throw new AuthorityException.Unavailable("run " + runId + ": the envelope could not be built again");
+            }
         } finally {
             releaseLease();
         }
@@ -430,11 +536,8 @@ public final class RunAuthority implements AutoCloseable {
      * once closing), then directory re-validation under it. Returns the run's file stem; the caller owns the
      * lease and must release it on every path that does not hand it over.
      */
-    private String enterRunOperation(String what, String runId, Cancellation c) throws AuthorityException {
-        if (!RunRecord.validRunId(runId)) {
-            throw new AuthorityException.Configuration("invalid run ID: must be valid Unicode text of 1..128 UTF-8 bytes, "
-                    + "no surrounding white space, no control characters");
-        }
+    private String enterRunOperation(String what, RunId id, Cancellation c) throws AuthorityException {
+        String runId = id.value();
         c.check(what + " " + runId);
         checkFence(runId);
         acquireLease(); // before revalidate: close() must not close the directory under it
@@ -445,6 +548,11 @@ public final class RunAuthority implements AutoCloseable {
             throw e;
         }
         return RecordCodec.fileStem(runId);
+    }
+
+    /** The text as a {@link RunId}, or the refusal that names the rule (never the text). */
+    private static RunId runIdOf(String runId) throws AuthorityException.Configuration {
+        return RunId.parse(runId).orElseThrow(() -> new AuthorityException.Configuration(RunId.RULE));
     }
 
     private void checkFence(String runId) throws AuthorityException.Uncertain {
@@ -565,9 +673,13 @@ public final class RunAuthority implements AutoCloseable {
         }
     }
 
-    /** The record, when it belongs to this scope and key generation and names {@code runId}. */
+    /**
+     * The record, when it belongs to this scope and key generation, names {@code runId}, and its
+     * run ID is a {@link RunId}: a record under a wider ID (another implementation's) is foreign.
+     */
     private RunRecord requireOurs(RunRecord rec, String runId) throws AuthorityException.Verification {
-        if (!rec.scopeIdHex().equals(scopeIdHex()) || rec.keyGeneration() != keyGeneration() || !rec.runId().equals(runId)) {
+        if (!rec.scopeIdHex().equals(scopeIdHex()) || rec.keyGeneration() != keyGeneration() || !rec.runId().equals(runId)
+                || !RunId.isValid(rec.runId())) {
             throw new AuthorityException.Verification();
         }
         return rec;

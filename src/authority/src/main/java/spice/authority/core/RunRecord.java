@@ -38,9 +38,11 @@ public record RunRecord(String scopeIdHex, long keyGeneration, String runId, lon
     }
 
     /**
-     * The authority store's run-ID rule, checked at every entry point (start, import, inspect,
-     * abandon, record decoding): valid Unicode text, token(128) and no Go-control character
-     * anywhere.
+     * The store's reading rule for a record's run ID (wire-format.md d.3, record decoding): valid
+     * Unicode text, token(128) and no Go-control character anywhere. Wider than the one run-ID
+     * rule ({@link spice.authority.snapshot.RunId}, 96 bytes) so that a record written by another
+     * implementation under a longer ID still decodes; {@link RunAuthority} then treats it as
+     * foreign and never acts on it, and never creates one.
      */
     public static boolean validRunId(String runId) {
         // SECURITY: an unpaired surrogate has no exact UTF-8 encoding: "a\ud800", "a\udc00" and

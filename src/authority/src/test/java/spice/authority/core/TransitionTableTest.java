@@ -23,24 +23,24 @@ import spice.authority.snapshot.payload.Snapshot;
 class TransitionTableTest {
 
     private static final String TABLE = """
-            situation           START          PREPARE          ABANDON           SIGN_SUSP        SIGN_SUSP_OTHER  SIGN_TERM        RESUME          TERMINAL       CLOSE_OWNER      CONSUME           ACTIVATE         ABORT
-            NONE                OK:ACTIVE@1    VERIFY:NONE      STATE:NONE        -                -                -                -               -              -                -                 -                -
-            ACTIVE_OWNED        BUSY:ACTIVE@1  VERIFY:ACTIVE@1  BUSY:ACTIVE@1     OK:SUSPENDED@1   OK:SUSPENDED@1   OK:COMPLETED@1   STATE:ACTIVE@1  OK:FAILED@1    OK:ACTIVE@1      -                 -                -
-            ACTIVE_ORPHAN       STATE:ACTIVE@1 VERIFY:ACTIVE@1  OK:CANCELLED@1    CLOSED:ACTIVE@1  CLOSED:ACTIVE@1  CLOSED:ACTIVE@1  CLOSED:ACTIVE@1 CLOSED:ACTIVE@1 OK:ACTIVE@1     -                 -                -
-            SUSPENDED_OWNED     BUSY:SUSPENDED@1 BUSY:SUSPENDED@1 BUSY:SUSPENDED@1 OK:SUSPENDED@1 STATE:SUSPENDED@1 OK:COMPLETED@1 OK:ACTIVE@2     OK:FAILED@1    OK:SUSPENDED@1   -                 -                -
-            SUSPENDED_FREE      STATE:SUSPENDED@1 OK:SUSPENDED@1 STATE:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 OK:SUSPENDED@1 - - -
-            PREPARED            BUSY:SUSPENDED@1 BUSY:SUSPENDED@1 BUSY:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 OK:SUSPENDED@1 OK:IMPORTING@2 STATE:SUSPENDED@1 OK:SUSPENDED@1
-            IMPORTING_CONSUMED  BUSY:IMPORTING@2 VERIFY:IMPORTING@2 BUSY:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 OK:IMPORTING@2 STATE:IMPORTING@2 OK:ACTIVE@2 UNCERTAIN:IMPORTING@2
-            IMPORTING_ORPHAN    STATE:IMPORTING@2 VERIFY:IMPORTING@2 OK:CANCELLED@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 OK:IMPORTING@2 STATE:IMPORTING@2 STATE:IMPORTING@2 OK:IMPORTING@2
-            COMPLETED           STATE:COMPLETED@1 VERIFY:COMPLETED@1 STATE:COMPLETED@1 CLOSED:COMPLETED@1 CLOSED:COMPLETED@1 CLOSED:COMPLETED@1 CLOSED:COMPLETED@1 CLOSED:COMPLETED@1 OK:COMPLETED@1 - - -
-            FAILED              STATE:FAILED@1 VERIFY:FAILED@1  STATE:FAILED@1    CLOSED:FAILED@1  CLOSED:FAILED@1  CLOSED:FAILED@1  CLOSED:FAILED@1 CLOSED:FAILED@1 OK:FAILED@1     -                 -                -
-            CANCELLED           STATE:CANCELLED@1 VERIFY:CANCELLED@1 STATE:CANCELLED@1 CLOSED:CANCELLED@1 CLOSED:CANCELLED@1 CLOSED:CANCELLED@1 CLOSED:CANCELLED@1 CLOSED:CANCELLED@1 OK:CANCELLED@1 - - -
+            situation          START             PREPARE            ABANDON           REISSUE           REISSUE_OTHER     SIGN_SUSP          SIGN_SUSP_OTHER    SIGN_TERM          RESUME             TERMINAL           CLOSE_OWNER    CONSUME           ACTIVATE          ABORT
+            NONE               OK:ACTIVE@1       VERIFY:NONE        STATE:NONE        STATE:NONE        STATE:NONE        -                  -                  -                  -                  -                  -              -                 -                 -
+            ACTIVE_OWNED       BUSY:ACTIVE@1     VERIFY:ACTIVE@1    BUSY:ACTIVE@1     STATE:ACTIVE@1    STATE:ACTIVE@1    OK:SUSPENDED@1     OK:SUSPENDED@1     OK:COMPLETED@1     STATE:ACTIVE@1     OK:FAILED@1        OK:ACTIVE@1    -                 -                 -
+            ACTIVE_ORPHAN      STATE:ACTIVE@1    VERIFY:ACTIVE@1    OK:CANCELLED@1    STATE:ACTIVE@1    STATE:ACTIVE@1    CLOSED:ACTIVE@1    CLOSED:ACTIVE@1    CLOSED:ACTIVE@1    CLOSED:ACTIVE@1    CLOSED:ACTIVE@1    OK:ACTIVE@1    -                 -                 -
+            SUSPENDED_OWNED    BUSY:SUSPENDED@1  BUSY:SUSPENDED@1   BUSY:SUSPENDED@1  OK:SUSPENDED@1    STATE:SUSPENDED@1 OK:SUSPENDED@1     STATE:SUSPENDED@1  OK:COMPLETED@1     OK:ACTIVE@2        OK:FAILED@1        OK:SUSPENDED@1 -                 -                 -
+            SUSPENDED_FREE     STATE:SUSPENDED@1 OK:SUSPENDED@1     OK:CANCELLED@1    OK:SUSPENDED@1    STATE:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 OK:SUSPENDED@1 -                 -                 -
+            PREPARED           BUSY:SUSPENDED@1  BUSY:SUSPENDED@1   BUSY:SUSPENDED@1  OK:SUSPENDED@1    STATE:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 CLOSED:SUSPENDED@1 OK:SUSPENDED@1 OK:IMPORTING@2    STATE:SUSPENDED@1 OK:SUSPENDED@1
+            IMPORTING_CONSUMED BUSY:IMPORTING@2  VERIFY:IMPORTING@2 BUSY:IMPORTING@2  STATE:IMPORTING@2 STATE:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 OK:IMPORTING@2 STATE:IMPORTING@2 OK:ACTIVE@2       UNCERTAIN:IMPORTING@2
+            IMPORTING_ORPHAN   STATE:IMPORTING@2 VERIFY:IMPORTING@2 OK:CANCELLED@2    STATE:IMPORTING@2 STATE:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 CLOSED:IMPORTING@2 OK:IMPORTING@2 STATE:IMPORTING@2 STATE:IMPORTING@2 OK:IMPORTING@2
+            COMPLETED          STATE:COMPLETED@1 VERIFY:COMPLETED@1 STATE:COMPLETED@1 STATE:COMPLETED@1 STATE:COMPLETED@1 CLOSED:COMPLETED@1 CLOSED:COMPLETED@1 CLOSED:COMPLETED@1 CLOSED:COMPLETED@1 CLOSED:COMPLETED@1 OK:COMPLETED@1 -                 -                 -
+            FAILED             STATE:FAILED@1    VERIFY:FAILED@1    STATE:FAILED@1    STATE:FAILED@1    STATE:FAILED@1    CLOSED:FAILED@1    CLOSED:FAILED@1    CLOSED:FAILED@1    CLOSED:FAILED@1    CLOSED:FAILED@1    OK:FAILED@1    -                 -                 -
+            CANCELLED          STATE:CANCELLED@1 VERIFY:CANCELLED@1 STATE:CANCELLED@1 STATE:CANCELLED@1 STATE:CANCELLED@1 CLOSED:CANCELLED@1 CLOSED:CANCELLED@1 CLOSED:CANCELLED@1 CLOSED:CANCELLED@1 CLOSED:CANCELLED@1 OK:CANCELLED@1 -                 -                 -
             """;
 
     enum Situation { NONE, ACTIVE_OWNED, ACTIVE_ORPHAN, SUSPENDED_OWNED, SUSPENDED_FREE, PREPARED, IMPORTING_CONSUMED,
         IMPORTING_ORPHAN, COMPLETED, FAILED, CANCELLED }
 
-    enum Op { START, PREPARE, ABANDON, SIGN_SUSP, SIGN_SUSP_OTHER, SIGN_TERM, RESUME, TERMINAL, CLOSE_OWNER, CONSUME, ACTIVATE, ABORT }
+    enum Op { START, PREPARE, ABANDON, REISSUE, REISSUE_OTHER, SIGN_SUSP, SIGN_SUSP_OTHER, SIGN_TERM, RESUME, TERMINAL, CLOSE_OWNER, CONSUME, ACTIVATE, ABORT }
 
     private static final String RUN = "run-table";
     private static final Snapshot S1 = Fixtures.suspended(RUN, 7);
@@ -126,6 +126,8 @@ class TransitionTableTest {
                 case START -> w.authority.start(RUN, c);
                 case PREPARE -> w.authority.prepareImport(w.envelope, c);
                 case ABANDON -> w.authority.abandon(RUN, c);
+                case REISSUE -> reissued(w, w.authority.reissue(S1));
+                case REISSUE_OTHER -> w.authority.reissue(S2);
                 case SIGN_SUSP -> w.owner.seal(S1, c);
                 case SIGN_SUSP_OTHER -> w.owner.seal(S2, c);
                 case SIGN_TERM -> w.owner.seal(DONE, c);
@@ -188,6 +190,23 @@ class TransitionTableTest {
         w.owner.seal(S1, Cancellation.none()); // suspended again at generation 2, same payload
         w.owner.close();
         assertThat(run(withEnvelope(w, first), Op.PREPARE)).isEqualTo("VERIFY");
+    }
+
+    @Test
+    void abandon_suspendedOrphan_tombstones_itsEnvelopeNeverImportsOrIsIssuedAgain() throws Exception {
+        World w = build(Situation.SUSPENDED_FREE);
+        RunRecord cancelled = w.authority.abandon(RUN, Cancellation.none());
+        assertThat(cancelled.phase()).isEqualTo(Phase.CANCELLED);
+        assertThat(cancelled.snapshot()).as("a tombstone binds no snapshot").isNull();
+        assertThat(run(w, Op.PREPARE)).isEqualTo("VERIFY");
+        assertThat(run(w, Op.REISSUE)).isEqualTo("STATE");
+        assertThat(w.dir.isLocked(RecordCodec.fileStem(RUN) + ".lock")).as("abandon keeps no lock").isFalse();
+        assertThat(w.authority.outstandingLeases()).isZero();
+    }
+
+    /** A re-issued envelope must be the one the situation's suspend gave, byte for byte. */
+    private static void reissued(World w, Envelope again) {
+        assertThat(again.toBinary()).isEqualTo(w.envelope.toBinary());
     }
 
     private static World withEnvelope(World w, Envelope e) {

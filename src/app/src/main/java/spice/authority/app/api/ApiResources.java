@@ -34,8 +34,10 @@ import spice.authority.core.Cancellation;
 import spice.authority.core.RunAuthority;
 import spice.authority.core.RunImport;
 import spice.authority.core.RunRecord;
+import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.envelope.EnvelopeRejectedException;
+import spice.authority.snapshot.payload.LifecycleStatus;
 import spice.authority.snapshot.payload.PayloadRejectedException;
 import spice.authority.snapshot.payload.Snapshot;
 
@@ -154,7 +156,8 @@ public class ApiResources {
             // counts unavailable while closing
         }
         for (Session s : sessions.all()) {
-            owned += s.runCount();
+            // A fenced run's lease can no longer act on it: not owned, as its run view says.
+            owned += (int) s.runIds().stream().filter(id -> !a.isFenced(id)).count();
         }
         return new Dto.AuthorityView(a.scopeIdHex(), Dto.u64(a.keyGeneration()), a.state(), a.directory(),
                 ServeContext.current().endpoint().display(), sessions.all().size(), owned, sessions.importCount(),
@@ -164,7 +167,12 @@ public class ApiResources {
     // ---- runs -------------------------------------------------------------------------------
 
     private Dto.RunView view(RunRecord r) {
-        return new Dto.RunView(r.runId(), r.phase().name(), Dto.u64(r.runGeneration()), sessions.ownerOf(r.runId()).isPresent());
+        return Dto.RunView.of(r, sessions.ownerOf(r.runId()).isPresent(), authority().isFenced(r.runId()));
+    }
+
+    /** A run ID from a request, or {@code 400 invalid_request} naming the one run-ID rule. */
+    private static RunId requireRunId(String text) {
+        return RunId.parse(text).orElseThrow(() -> ApiException.invalidRequest(RunId.RULE));
     }
 
     @GET
@@ -181,6 +189,7 @@ public class ApiResources {
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Start: durable ACTIVE at generation 1, lease to the session")
     @APIResponse(responseCode = "200", description = "the run")
+    @APIResponse(responseCode = "400", description = "invalid_request: " + RunId.RULE, content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "409", description = "busy or state_conflict (the run ID exists)", content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "429", description = "busy: the session's lease quota or the helper's descriptor reserve", content = @Content(mediaType = PROBLEM))
     @RequestBody(required = true, content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Dto.StartRequest.class)))
@@ -191,23 +200,25 @@ public class ApiResources {
         if (req == null || req.runId() == null) {
             throw ApiException.invalidRequest("POST /v1/runs needs {\"run_id\": \"...\"}");
         }
+        RunId id = requireRunId(req.runId()); // SECURITY: before any quota, file or lock: a refused ID creates nothing
         ActiveRun run;
         try (SessionRegistry.Admission admitted = sessions.admitLease(s)) {
-            run = counted("start", () -> authority().start(req.runId(), Cancellation.none()));
+            run = counted("start", () -> authority().start(id, Cancellation.none()));
             sessions.own(s, run);
         }
-        LOG.infof("run %s started (generation 1)", LogText.of(req.runId()));
+        LOG.infof("run %s started (generation 1)", LogText.of(id.value()));
         return new Dto.RunView(run.runId(), "ACTIVE", Dto.u64(run.runGeneration()), true);
     }
 
     @GET
     @Path("/runs/{run_id}")
     @Produces(MediaType.APPLICATION_JSON)
-    @Operation(summary = "Phase, run generation and whether a session owns it; no secrets")
+    @Operation(summary = "Phase, run generation and whether a session owns it (plus fenced: true when its last outcome is uncertain); no secrets")
     @APIResponse(responseCode = "200", description = "the run")
+    @APIResponse(responseCode = "400", description = "invalid_request: " + RunId.RULE, content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "404", description = "not_found", content = @Content(mediaType = PROBLEM))
     public Dto.RunView get(@PathParam("run_id") String runId) throws AuthorityException {
-        Optional<RunRecord> r = authority().inspect(runId);
+        Optional<RunRecord> r = authority().inspect(requireRunId(runId));
         return view(r.orElseThrow(() -> ApiException.notFound("no run " + runId)));
     }
 
@@ -215,10 +226,16 @@ public class ApiResources {
     @Path("/runs/{run_id}/snapshots")
     @Consumes({Bodies.PAYLOAD, MediaType.APPLICATION_JSON})
     @Produces({Bodies.PROTOBUF, MediaType.APPLICATION_JSON})
-    @Operation(summary = "Validate, sign and persist a v1alpha2 payload: SUSPENDED (lease kept) or terminal (lease released)")
-    @APIResponse(responseCode = "200", description = "the signed SnapshotEnvelope (binary, or JSON mapping with Accept: application/json)")
-    @APIResponse(responseCode = "422", description = "invalid_snapshot with the rule id", content = @Content(mediaType = PROBLEM))
-    @APIResponse(responseCode = "409", description = "state_conflict (a different snapshot, or not owned)", content = @Content(mediaType = PROBLEM))
+    @Operation(summary = "Validate, sign and persist a v1alpha2 payload: SUSPENDED (lease kept) or terminal (lease released); "
+            + "for a SUSPENDED run, the identical payload gives the identical envelope again to any session of the user")
+    @APIResponse(responseCode = "200", description = "the signed SnapshotEnvelope (binary, or JSON mapping with Accept: application/json); "
+            + "from a session that does not own the run: the envelope the run is SUSPENDED with, when the payload is identical "
+            + "(nothing is written, the owner keeps the run)")
+    @APIResponse(responseCode = "400", description = "invalid_request: the path's run ID differs from the payload's", content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "422", description = "invalid_snapshot with the rule id (P-RUNID: " + RunId.RULE + ")",
+            content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "409", description = "state_conflict (a different snapshot, a terminal one from a session that does not own "
+            + "the run, or a run that is not SUSPENDED)", content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "500", description = "uncertain: the write's outcome is unknown", content = @Content(mediaType = PROBLEM))
     @RequestBody(required = true, content = @Content(mediaType = Bodies.PAYLOAD))
     public Response sign(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @HeaderParam("Accept") String accept,
@@ -235,7 +252,19 @@ public class ApiResources {
         if (!snapshot.runId().equals(runId)) {
             throw ApiException.invalidRequest("payload run_id differs from the run in the path");
         }
-        ActiveRun run = sessions.leaseOf(s, runId);
+        Optional<ActiveRun> lease = sessions.ownedBy(s, runId);
+        if (lease.isEmpty()) {
+            if (snapshot.status() != LifecycleStatus.SUSPENDED) {
+                throw ApiException.notOwned("run " + runId + " is not owned by this session");
+            }
+            // A lost response is never fatal: the identical payload gives the identical envelope
+            // to any session, which neither takes the run nor writes anything.
+            Envelope again = counted("reissue", () -> authority().reissue(snapshot));
+            LOG.infof("run %s: its SUSPENDED envelope (sequence %s) issued again to a session that does not own it",
+                    LogText.of(runId), Long.toUnsignedString(snapshot.lastSequence()));
+            return envelopeResponse(again, accept);
+        }
+        ActiveRun run = lease.get();
         Envelope env = counted(snapshot.status().isTerminal() ? "sign_terminal" : "sign_suspended",
                 () -> run.seal(snapshot, Cancellation.none()));
         if (run.isClosed()) {
@@ -259,6 +288,7 @@ public class ApiResources {
     public Dto.RunView resume(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
             throws AuthorityException {
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        requireRunId(runId);
         ActiveRun run = sessions.leaseOf(s, runId);
         counted("resume", () -> {
             run.resume(Cancellation.none());
@@ -274,6 +304,7 @@ public class ApiResources {
     public Response release(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
             throws AuthorityException {
         Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        requireRunId(runId);
         sessions.leaseOf(s, runId);
         sessions.release(s, runId);
         return Response.noContent().build();
@@ -282,16 +313,20 @@ public class ApiResources {
     @POST
     @Path("/runs/{run_id}/abandon")
     @Produces(MediaType.APPLICATION_JSON)
-    @Operation(summary = "Operator action: tombstone an ACTIVE or IMPORTING orphan (no live owner) as CANCELLED")
+    @Operation(summary = "Operator action: tombstone an ACTIVE, IMPORTING or SUSPENDED orphan (no live owner: no session's lease, "
+            + "no import, no other process) as CANCELLED; irreversible")
     @APIResponse(responseCode = "200", description = "the run, now CANCELLED")
-    @APIResponse(responseCode = "409", description = "busy (a live owner) or state_conflict (not an orphan)", content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "400", description = "invalid_request: " + RunId.RULE, content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "409", description = "busy (a live owner, also of a SUSPENDED run) or state_conflict (no record, "
+            + "or a tombstone already)", content = @Content(mediaType = PROBLEM))
     public Dto.RunView abandon(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
             throws AuthorityException {
         sessions.require(sessionId, Caller.of(rc).peerPid());
+        RunId id = requireRunId(runId);
         // A live owner (a session here, an import, or another process) holds the run's lock: abandon refuses busy.
         // An owner proven dead whose exit was not handled yet is closed first; an unknown one keeps the run.
         sessions.reapOwnerIfDead(runId);
-        RunRecord r = counted("abandon", () -> authority().abandon(runId, Cancellation.none()));
+        RunRecord r = counted("abandon", () -> authority().abandon(id, Cancellation.none()));
         LOG.infof("run %s abandoned by the operator (CANCELLED at generation %s)", LogText.of(runId), Long.toUnsignedString(r.runGeneration()));
         return view(r);
     }
@@ -304,6 +339,7 @@ public class ApiResources {
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Prepare an import: verify the envelope against the signed record, then lock the run")
     @APIResponse(responseCode = "200", description = "the import transaction (consume, then activate, or DELETE to abort)")
+    @APIResponse(responseCode = "400", description = "invalid_request: the envelope's " + RunId.RULE, content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "403", description = "verification_failed (one identical body for every authenticity failure)",
             content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "409", description = "busy: the owner is alive", content = @Content(mediaType = PROBLEM))
@@ -323,6 +359,10 @@ public class ApiResources {
             transition("prepare_import", "verification_failed");
             throw new AuthorityException.Verification();
         }
+        // The one run-ID rule, before any owner is looked at or anything is locked: an envelope
+        // under a wider ID (token(128) passes its structure) was never issued by this project.
+        // Structural, like the rule id of a payload: it says nothing about keys or records.
+        requireRunId(env.runId());
         // An owner proven dead whose exit was not handled yet is closed first (as its exit would
         // have); an alive or unknown owner keeps the run's lock, and the import is busy.
         sessions.reapOwnerIfDead(env.runId());

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.math.BigInteger;
 import java.util.Map;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import spice.authority.core.RunRecord;
 
 /**
  * Request and response bodies of the HTTP API (fixed names of ARCHITECTURE.md). Each record writes
@@ -47,8 +48,36 @@ public final class Dto {
         }
     }
 
+    /**
+     * A run. {@code fenced} is written only when true: the run's last write has an unknown outcome
+     * in this helper, which then acts on it for nobody, so a fenced run is never {@code owned}.
+     */
     public record RunView(@Schema(name = "run_id") String runId, @Schema(name = "phase") String phase,
-                          @Schema(name = "run_generation") BigInteger runGeneration, @Schema(name = "owned") boolean owned) implements Json.Body {
+                          @Schema(name = "run_generation") BigInteger runGeneration,
+                          @Schema(name = "owned", description = "a live session holds the run's lease (never for a fenced run)") boolean owned,
+                          @Schema(name = "fenced", description = "present, and true, only for a run whose last outcome is uncertain: "
+                                  + "nobody may act on it until the helper restarts and reads its state from disk") boolean fenced)
+            implements Json.Body {
+
+        public RunView {
+            if (owned && fenced) {
+                throw new IllegalArgumentException("a fenced run is not owned");
+            }
+        }
+
+        /** A run that is not fenced. */
+        public RunView(String runId, String phase, BigInteger runGeneration, boolean owned) {
+            this(runId, phase, runGeneration, owned, false);
+        }
+
+        /**
+         * The view of a verified record: owned when a live session holds its lease, unless the
+         * run is fenced, which outranks the lease (the lease can no longer act on it).
+         */
+        public static RunView of(RunRecord r, boolean leaseHeld, boolean fenced) {
+            return new RunView(r.runId(), r.phase().name(), u64(r.runGeneration()), leaseHeld && !fenced, fenced);
+        }
+
         @Override
         public void write(JsonGenerator g) throws IOException {
             g.writeStartObject();
@@ -57,6 +86,9 @@ public final class Dto {
             g.writeFieldName("run_generation");
             g.writeNumber(runGeneration);
             g.writeBooleanField("owned", owned);
+            if (fenced) {
+                g.writeBooleanField("fenced", true);
+            }
             g.writeEndObject();
         }
     }

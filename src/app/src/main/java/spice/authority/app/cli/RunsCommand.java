@@ -10,6 +10,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
+import spice.authority.snapshot.RunId;
 
 @Command(name = "runs",
         mixinStandardHelpOptions = true,
@@ -38,7 +39,10 @@ public final class RunsCommand implements Runnable {
         return "/v1/runs/" + HelperClient.segment(runId);
     }
 
-    /** Aligned, compact lines: {@code run-1  SUSPENDED  generation 1  owned}. */
+    /**
+     * Aligned, compact lines: {@code run-1  SUSPENDED  generation 1  owned}; a fenced run ends in
+     * {@code not owned  fenced}.
+     */
     static List<String> lines(List<Map<String, Object>> runs) {
         int idWidth = 0;
         int phaseWidth = 0;
@@ -49,7 +53,8 @@ public final class RunsCommand implements Runnable {
                 HelperCommand.clean(r.get("run_id")),
                 HelperCommand.clean(r.get("phase")),
                 HelperCommand.clean(r.get("run_generation")),
-                Boolean.TRUE.equals(r.get("owned")) ? "owned" : "not owned"
+                (Boolean.TRUE.equals(r.get("owned")) ? "owned" : "not owned")
+                        + (Boolean.TRUE.equals(r.get("fenced")) ? "  fenced" : "")
             };
             idWidth = Math.max(idWidth, row[0].length());
             phaseWidth = Math.max(phaseWidth, row[1].length());
@@ -68,7 +73,7 @@ public final class RunsCommand implements Runnable {
         return s + " ".repeat(Math.max(0, width - s.length()));
     }
 
-    /** A run object ({@code run_id}, {@code phase}, {@code run_generation}, {@code owned}). */
+    /** A run object ({@code run_id}, {@code phase}, {@code run_generation}, {@code owned}, maybe {@code fenced}). */
     static Map<String, Object> asRun(HelperClient client, Object o) throws HelperCommand.Refused {
         if (o instanceof Map<?, ?> m && m.get("run_id") instanceof String && m.get("phase") instanceof String) {
             @SuppressWarnings("unchecked")
@@ -81,7 +86,8 @@ public final class RunsCommand implements Runnable {
 
     /** Base of the run commands taking a RUN_ID. */
     abstract static class OneRun extends HelperCommand {
-        @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run's ID.")
+        @Parameters(index = "0", paramLabel = "RUN_ID",
+                description = "The run's ID: at most 96 UTF-8 bytes, no control characters, no leading or trailing space.")
         String runId;
 
         void printRun(HelperClient client, byte[] body) throws Refused {
@@ -105,19 +111,25 @@ public final class RunsCommand implements Runnable {
             if (runId.isEmpty()) {
                 throw new Usage("RUN_ID is empty");
             }
+            if (!RunId.isValid(runId)) {
+                throw new Usage("RUN_ID is not a run ID: " + RunId.RULE);
+            }
         }
     }
 
     @Command(name = "list",
             mixinStandardHelpOptions = true,
             description = {
-                "List every run with a verified record: ID, phase, run generation, and whether a live",
-                "session owns it. Prints 'no runs' when there are none."
+                "List every run with a verified record: ID, phase, run generation, and",
+                "whether a live session owns it. A run marked 'fenced' had a write whose",
+                "outcome is unknown: the helper acts on it for nobody until it is restarted,",
+                "and then reads its state from disk. Prints 'no runs' when there are none."
             },
             footerHeading = "%nExit codes:%n",
             footer = {
                 "  0  listed",
-                "  1  no helper is running (the line says how to start one), or the helper refused",
+                "  1  no helper is running (the line says how to start one), or the helper",
+                "     refused",
                 "  2  usage error",
                 "",
                 "Examples:",
@@ -160,11 +172,16 @@ public final class RunsCommand implements Runnable {
 
     @Command(name = "show",
             mixinStandardHelpOptions = true,
-            description = "Show one run: ID, phase, run generation, and whether a live session owns it. No secrets.",
+            description = {
+                "Show one run: ID, phase, run generation, and whether a live session owns it",
+                "('fenced' when its last outcome is uncertain: cleared only by restarting",
+                "the helper). No secrets."
+            },
             footerHeading = "%nExit codes:%n",
             footer = {
                 "  0  shown",
-                "  1  no such run, no helper running, or the helper refused (one line says which)",
+                "  1  no such run, no helper running, or the helper refused (one line says",
+                "     which)",
                 "  2  usage error",
                 "",
                 "Examples:",
@@ -182,17 +199,21 @@ public final class RunsCommand implements Runnable {
     @Command(name = "abandon",
             mixinStandardHelpOptions = true,
             description = {
-                "Operator action for an orphan: a run left ACTIVE or IMPORTING by a host that died, with",
-                "no live session owning it. Writes a durable CANCELLED tombstone: the run can never be",
-                "resumed or imported again. Irreversible, so it requires --yes.",
-                "Opens a session for this process, asks the helper to abandon the run, closes the session,",
-                "and prints the resulting run."
+                "Operator action for an orphan: a run left ACTIVE, IMPORTING or SUSPENDED by",
+                "a host that died, with no live session owning it and no import holding it.",
+                "Writes a durable CANCELLED tombstone: the run can never be resumed or",
+                "imported again (a SUSPENDED run's envelope stops verifying). A run whose",
+                "owner lives, SUSPENDED or not, is refused busy. Irreversible, so it",
+                "requires --yes.",
+                "Opens a session for this process, asks the helper to abandon the run,",
+                "closes the session, and prints the resulting run."
             },
             footerHeading = "%nExit codes:%n",
             footer = {
                 "  0  abandoned (the run is CANCELLED)",
-                "  1  refused: busy (a live owner), state_conflict (not an orphan), not_found, or no helper",
-                "  2  usage error, or --yes missing",
+                "  1  refused: busy (a live owner), state_conflict (no record, or a",
+                "     tombstone already), or no helper",
+                "  2  usage error (RUN_ID breaks the run-ID rule), or --yes missing",
                 "",
                 "Examples:",
                 "  spice-authority runs list",

@@ -72,6 +72,11 @@ public final class Session {
         return runs.size();
     }
 
+    /** The run IDs this session holds a lease on (a copy). */
+    public java.util.Set<String> runIds() {
+        return java.util.Set.copyOf(runs.keySet());
+    }
+
     public int importCount() {
         return imports.size();
     }

@@ -337,11 +337,13 @@ public class SessionRegistry {
 
     /** The session's lease on {@code runId}, or a fencing refusal. */
     public ActiveRun leaseOf(Session s, String runId) {
+        return ownedBy(s, runId).orElseThrow(() -> ApiException.notOwned("run " + runId + " is not owned by this session"));
+    }
+
+    /** The session's lease on {@code runId}, when it holds one that has not ended. */
+    public Optional<ActiveRun> ownedBy(Session s, String runId) {
         ActiveRun run = s.runs.get(runId);
-        if (run == null || run.isClosed()) {
-            throw ApiException.notOwned("run " + runId + " is not owned by this session");
-        }
-        return run;
+        return run == null || run.isClosed() ? Optional.empty() : Optional.of(run);
     }
 
     /** Drops the session's record of {@code runId} after the lease ended (terminal, release). */

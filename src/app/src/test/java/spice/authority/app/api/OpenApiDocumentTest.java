@@ -42,7 +42,7 @@ class OpenApiDocumentTest {
     @Test
     void responseSchemasNameTheMembersTheApiWrites() throws Exception {
         JsonNode schemas = document().path("components").path("schemas");
-        sameMembers(schemas, "RunView", new Dto.RunView("r", "ACTIVE", BigInteger.ONE, true));
+        sameMembers(schemas, "RunView", new Dto.RunView("r", "ACTIVE", BigInteger.ONE, false, true));
         sameMembers(schemas, "ImportView", new Dto.ImportView("i", "r", BigInteger.ONE, BigInteger.TWO));
         sameMembers(schemas, "SessionResponse", new Dto.SessionResponse("s", 1));
         sameMembers(schemas, "AuthorityView", new Dto.AuthorityView("ab", BigInteger.ONE, "ready", "/d", "unix:/s",

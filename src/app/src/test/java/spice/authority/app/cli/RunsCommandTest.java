@@ -38,6 +38,20 @@ class RunsCommandTest {
     }
 
     @Test
+    void list_fencedRun_saysFenced() throws Exception {
+        String runs = "[{\"run_id\":\"run-1\",\"phase\":\"ACTIVE\",\"run_generation\":1,\"owned\":false,\"fenced\":true},"
+                + "{\"run_id\":\"run-2\",\"phase\":\"SUSPENDED\",\"run_generation\":1,\"owned\":true}]";
+        try (FakeHelper h = helper(r -> FakeHelper.json(200, runs))) {
+            CliRun r = CliRun.of("runs", "list", "--socket", sock());
+            assertThat(r.exitCode()).as(r.err()).isZero();
+            assertThat(r.out()).isEqualTo("""
+                    run-1  ACTIVE     generation 1  not owned  fenced
+                    run-2  SUSPENDED  generation 1  owned
+                    """);
+        }
+    }
+
+    @Test
     void list_empty_saysNoRuns_andJsonIsTheHelpersArray() throws Exception {
         try (FakeHelper h = helper(r -> FakeHelper.chunked(200, "application/json", "[]", 1))) {
             assertThat(CliRun.of("runs", "list", "--socket", sock()).out()).isEqualTo("no runs\n");
@@ -84,6 +98,29 @@ class RunsCommandTest {
             assertThat(r.err()).startsWith("spice-authority: 'runs abandon' is irreversible: it tombstones run run-1 as CANCELLED")
                     .contains("add --yes to confirm").contains("Try 'spice-authority runs abandon --help'");
             assertThat(h.requests()).isEmpty();
+        }
+    }
+
+    @Test
+    void showAndAbandon_runIdBreakingTheRule_isExit2NamingTheRule_andContactsNobody() throws Exception {
+        String id96 = "r".repeat(96);
+        try (FakeHelper h = helper(r -> FakeHelper.json(200, "{\"run_id\":\"" + id96 + "\",\"phase\":\"ACTIVE\","
+                + "\"run_generation\":1,\"owned\":false}"))) {
+            for (String bad : java.util.List.of("r".repeat(97), "\u20AC".repeat(33), "run\u00011", " run-1")) {
+                for (String[] args : java.util.List.of(new String[] {"runs", "show", bad, "--socket", sock()},
+                        new String[] {"runs", "abandon", bad, "--yes", "--socket", sock()})) {
+                    CliRun r = CliRun.of(args);
+                    assertThat(r.exitCode()).as(args[1]).isEqualTo(Cli.USAGE);
+                    assertThat(r.out()).isEmpty();
+                    assertThat(r.err()).startsWith("spice-authority: RUN_ID is not a run ID: run_id must be a token of at most 96 "
+                            + "UTF-8 bytes");
+                }
+            }
+            assertThat(h.requests()).isEmpty();
+            // 96 bytes is a run ID: asked for as usual.
+            CliRun ok = CliRun.of("runs", "show", id96, "--socket", sock());
+            assertThat(ok.exitCode()).as(ok.err()).isZero();
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).containsExactly("GET /v1/runs/" + id96);
         }
     }
 

@@ -13,7 +13,7 @@ import java.util.Map;
  * {@code <http status> <body on one line>}.
  *
  * <pre>
- *   session | start RUN | sign RUN PAYLOAD_FILE OUT_FILE | resume RUN | release RUN
+ *   session | start RUN | sign RUN PAYLOAD_FILE OUT_FILE | resume RUN | release RUN | abandon RUN
  *   import ENVELOPE_FILE | consume IMPORT | activate IMPORT | abort IMPORT | quit
  * </pre>
  */
@@ -65,6 +65,7 @@ public final class TestHost {
                 }
                 case "resume" -> r = http.call("POST", "/v1/runs/" + a[1] + "/resume", h, new byte[0]);
                 case "release" -> r = http.call("DELETE", "/v1/runs/" + a[1] + "/lease", h, null);
+                case "abandon" -> r = http.call("POST", "/v1/runs/" + a[1] + "/abandon", h, new byte[0]);
                 case "import" -> r = http.call("POST", "/v1/imports", with(h, "Content-Type", "application/x-protobuf"),
                         Files.readAllBytes(Path.of(a[1])));
                 case "consume" -> r = http.call("POST", "/v1/imports/" + a[1] + "/consume", h, new byte[0]);

@@ -1,9 +1,11 @@
 package spice.authority.snapshot.payload;
 
+import spice.authority.snapshot.RunId;
+
 /**
  * The payload rules of wire-format.md b.3–b.6, by their stable ids, plus this project's stricter
  * {@link #P_CANONICAL} (ARCHITECTURE.md, "stricter" point 1). {@link #P_RUNID} also carries the
- * stricter one-run-ID rule (point 3): no control characters.
+ * stricter one-run-ID rule (point 3): it is exactly {@link RunId#isValid}.
  */
 public enum PayloadRule {
     P_SIZE("P-SIZE", "payload length must be 1..16777216 bytes"),
@@ -35,7 +37,7 @@ public enum PayloadRule {
     P_PLAN_CATEGORY("P-PLAN-CATEGORY", "compiled identity category must be provider, stage, observer, broker, tool or decorator"),
     P_COMPAT("P-COMPAT", "snapshot_compatibility_identity must be empty or a token of at most 256 bytes"),
     P_FPR("P-FPR", "fingerprint must be sha256: followed by 64 lowercase hex digits"),
-    P_RUNID("P-RUNID", "run_id must be a token of at most 96 bytes without control characters"),
+    P_RUNID("P-RUNID", RunId.RULE),
     P_TURNS("P-TURNS", "completed_turns exceeds max_turns"),
     P_HIST_COUNT("P-HIST-COUNT", "history must hold 1..4096 messages"),
     P_SEQ("P-SEQ", "last_sequence must be 1..2^64-2"),

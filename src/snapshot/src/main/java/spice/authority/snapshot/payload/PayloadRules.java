@@ -4,13 +4,13 @@ import static spice.authority.snapshot.json.GoText.containsGoControl;
 import static spice.authority.snapshot.json.GoText.containsGoSpace;
 import static spice.authority.snapshot.json.GoText.isGoSpace;
 import static spice.authority.snapshot.json.GoText.isToken;
-import static spice.authority.snapshot.json.GoText.isValidUnicode;
 import static spice.authority.snapshot.json.GoText.utf8Length;
 
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.json.GoText;
 
 /**
@@ -28,7 +28,6 @@ final class PayloadRules {
     static final int MAX_INTERACTIONS = 4096;
     static final int MAX_COMPILED = 512;
     static final int MAX_TURNS = 1000;
-    static final int RUN_ID_MAX_BYTES = 96;
 
     private static final Set<String> CATEGORIES =
             Set.of("provider", "stage", "observer", "broker", "tool", "decorator");
@@ -61,10 +60,10 @@ final class PayloadRules {
         }
         // 4. plan
         checkPlan(s.plan);
-        // 5. run id (token(96) plus our stricter rules: no control character, and valid Unicode
-        // text as sent: a run ID the decoder had to repair is a different run ID)
-        if (s.runIdSubstituted || !isValidUnicode(s.runId) || !isToken(s.runId, RUN_ID_MAX_BYTES)
-                || containsGoControl(s.runId)) {
+        // 5. run id: the one run-ID rule (token(96) plus our stricter rules: no control
+        // character, valid Unicode text), as sent: a run ID the decoder had to repair is a
+        // different run ID
+        if (s.runIdSubstituted || !RunId.isValid(s.runId)) {
             throw reject(PayloadRule.P_RUNID, "run_id");
         }
         // 6. turns

@@ -1,0 +1,45 @@
+package spice.authority.app.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+import spice.authority.core.Phase;
+import spice.authority.core.RunRecord;
+
+/**
+ * Run resources (ARCHITECTURE.md "Fixed names"): {@code run_id}, {@code phase},
+ * {@code run_generation}, {@code owned}, plus {@code "fenced": true} for a run whose last outcome
+ * is uncertain, which is then never {@code owned}, even while a session's lease still holds it.
+ */
+class RunViewTest {
+    private static final RunRecord ACTIVE = new RunRecord("ab".repeat(32), 1, "run-1", 3, Phase.ACTIVE, null);
+
+    private static String json(Dto.RunView v) {
+        return new String(Json.bytes(v), StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void fencedRun_withALeaseStillHeld_isNotOwned_andSaysFenced() {
+        Dto.RunView v = Dto.RunView.of(ACTIVE, true, true);
+        assertThat(v.owned()).isFalse();
+        assertThat(json(v)).isEqualTo("{\"run_id\":\"run-1\",\"phase\":\"ACTIVE\",\"run_generation\":3,\"owned\":false,\"fenced\":true}");
+        assertThat(json(Dto.RunView.of(ACTIVE, false, true))).isEqualTo(json(v));
+    }
+
+    @Test
+    void runThatIsNotFenced_hasNoFencedMember_andIsOwnedExactlyWhenALeaseIsHeld() {
+        assertThat(json(Dto.RunView.of(ACTIVE, true, false)))
+                .isEqualTo("{\"run_id\":\"run-1\",\"phase\":\"ACTIVE\",\"run_generation\":3,\"owned\":true}");
+        assertThat(json(Dto.RunView.of(ACTIVE, false, false)))
+                .isEqualTo("{\"run_id\":\"run-1\",\"phase\":\"ACTIVE\",\"run_generation\":3,\"owned\":false}");
+    }
+
+    @Test
+    void ownedAndFenced_cannotBeBuilt() {
+        assertThatThrownBy(() -> new Dto.RunView("run-1", "ACTIVE", BigInteger.ONE, true, true))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+}

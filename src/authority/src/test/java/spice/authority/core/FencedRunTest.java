@@ -1,0 +1,71 @@
+package spice.authority.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+import spice.authority.snapshot.envelope.Envelope;
+
+/**
+ * What a run view of a fenced run rests on: {@link RunAuthority#isFenced} is true from the
+ * uncertain write on, although the run's lease still holds its lock (so a view by the lease alone
+ * would call it owned); the record stays readable; nobody can act on the run; and only a restart
+ * (a new authority over the same directory) clears the fence, reading the truth from disk.
+ */
+class FencedRunTest {
+    private static final Cancellation NONE = Cancellation.none();
+    private static final String RUN = "run-fenced";
+
+    @Test
+    void uncertainWrite_fencesTheRun_leaseStillHoldsTheLock_recordReadable_nobodyActs_untilARestart() throws Exception {
+        MemoryDirectory dir = new MemoryDirectory();
+        RunAuthority a = Fixtures.open(dir);
+        ActiveRun other = a.start("run-other", NONE);
+        ActiveRun owner = a.start(RUN, NONE);
+        assertThat(a.isFenced(RUN)).isFalse();
+        // The suspend's write fails once the writer ran (before its rename): outcome unknown here.
+        dir.failAt(MemoryDirectory.Step.AFTER_WRITE_BEFORE_FSYNC, 0, false);
+        assertThatThrownBy(() -> owner.seal(Fixtures.suspended(RUN, 7), NONE)).isInstanceOf(AuthorityException.Uncertain.class);
+        dir.clearFault();
+
+        assertThat(a.isFenced(RUN)).isTrue();
+        assertThat(a.isFenced("run-other")).isFalse();
+        assertThat(owner.isClosed()).as("the lease is not ended").isFalse();
+        assertThat(dir.isLocked(RecordCodec.fileStem(RUN) + ".lock")).as("and still holds the lock").isTrue();
+        assertThat(a.inspect(RUN)).as("the record is still readable for a view").map(r -> r.phase() + "@" + r.runGeneration())
+                .contains("ACTIVE@1");
+        assertThatThrownBy(() -> owner.seal(Fixtures.suspended(RUN, 7), NONE)).isInstanceOf(AuthorityException.Uncertain.class);
+        assertThatThrownBy(() -> a.abandon(RUN, NONE)).isInstanceOf(AuthorityException.Uncertain.class);
+        assertThatThrownBy(() -> a.start(RUN, NONE)).isInstanceOf(AuthorityException.Uncertain.class);
+        assertThatThrownBy(() -> a.reissue(Fixtures.suspended(RUN, 7))).isInstanceOf(AuthorityException.Uncertain.class);
+        other.close();
+
+        // A restart: a new authority over what the directory holds. No fence survives; the
+        // record on disk is the truth (the suspend never landed), and the run is an orphan.
+        RunAuthority restarted = Fixtures.open(dir.afterCrash());
+        assertThat(restarted.isFenced(RUN)).isFalse();
+        assertThat(restarted.inspect(RUN)).map(r -> r.phase() + "@" + r.runGeneration()).contains("ACTIVE@1");
+        assertThat(restarted.abandon(RUN, NONE).phase()).isEqualTo(Phase.CANCELLED);
+        restarted.close();
+    }
+
+    @Test
+    void uncertainSuspendThatLanded_restartFindsItSuspended_andItsEnvelopeIsIssuedAgain() throws Exception {
+        MemoryDirectory dir = new MemoryDirectory();
+        RunAuthority a = Fixtures.open(dir);
+        ActiveRun owner = a.start(RUN, NONE);
+        // Fails after the rename, durably: the SUSPENDED record is on disk, the answer was lost.
+        dir.failAt(MemoryDirectory.Step.AFTER_RENAME_BEFORE_DIR_FSYNC, 0, true);
+        assertThatThrownBy(() -> owner.seal(Fixtures.suspended(RUN, 7), NONE)).isInstanceOf(AuthorityException.Uncertain.class);
+        assertThat(a.isFenced(RUN)).isTrue();
+
+        RunAuthority restarted = Fixtures.open(dir.afterCrash());
+        assertThat(restarted.isFenced(RUN)).isFalse();
+        assertThat(restarted.inspect(RUN)).map(RunRecord::phase).contains(Phase.SUSPENDED);
+        Envelope again = restarted.reissue(Fixtures.suspended(RUN, 7));
+        try (RunImport imp = restarted.prepareImport(again, NONE)) {
+            assertThat(imp.sourceGeneration()).isEqualTo(1);
+        }
+        restarted.close();
+    }
+}
