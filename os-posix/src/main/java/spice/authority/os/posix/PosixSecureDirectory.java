@@ -391,12 +391,7 @@ final class PosixSecureDirectory implements SecureDirectory {
         }
     }
 
-    /** The retained descriptor, for {@link PosixBenchmarkSupport} only. Caller must hold {@link #enter()}. */
-    int descriptor() {
-        return dirfd;
-    }
-
-    void enter() {
+    private void enter() {
         closeLock.readLock().lock();
         if (closed) {
             closeLock.readLock().unlock();
@@ -404,7 +399,7 @@ final class PosixSecureDirectory implements SecureDirectory {
         }
     }
 
-    void exit() {
+    private void exit() {
         closeLock.readLock().unlock();
     }
 
