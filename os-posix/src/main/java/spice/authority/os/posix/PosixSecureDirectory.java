@@ -11,7 +11,6 @@ import static spice.authority.os.DirectoryRefusedException.Category.OWNER;
 import static spice.authority.os.DirectoryRefusedException.Category.PERMS;
 import static spice.authority.os.DirectoryRefusedException.Category.SYMLINK;
 import static spice.authority.os.DirectoryRefusedException.Category.TYPE;
-import static spice.authority.os.posix.PathWalk.closeQuietly;
 import static spice.authority.os.posix.PathWalk.io;
 import static spice.authority.os.posix.PathWalk.octal;
 
@@ -29,7 +28,8 @@ import spice.authority.os.StableLock;
 
 /**
  * The POSIX {@link SecureDirectory}: a retained directory descriptor and {@code *at()} calls
- * relative to it (wire-format d.4, d.5 and d.7).
+ * relative to it (wire-format d.4, d.5 and d.7), all made through the {@link Syscalls} it was
+ * opened with ({@link Syscalls#LIBC} in production).
  */
 final class PosixSecureDirectory implements SecureDirectory {
 
@@ -37,18 +37,8 @@ final class PosixSecureDirectory implements SecureDirectory {
     private static final int READ_CHUNK = 64 * 1024;
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    /** The steps of {@link #writeAtomically}, for fault injection in tests. */
-    enum WriteStep { OPEN_TEMP, FCHMOD, WRITE, FSYNC_FILE, CLOSE, RENAME, FSYNC_DIR }
-
-    /** Test hook: may throw before a step of {@link #writeAtomically} to simulate a failing call. */
-    @FunctionalInterface
-    interface WriteFault {
-        void before(WriteStep step) throws PosixException;
-    }
-
-    private static final WriteFault NO_FAULT = step -> {};
-
     private final PosixPlatform p = Libc.P;
+    private final Syscalls sys;
     private final PathWalk walk;
     private final long euid;
     private final int dirfd;
@@ -57,9 +47,9 @@ final class PosixSecureDirectory implements SecureDirectory {
     private final OpenMode openMode;
     private final ReentrantReadWriteLock closeLock = new ReentrantReadWriteLock();
     private boolean closed; // guarded by closeLock
-    private volatile WriteFault fault = NO_FAULT;
 
-    private PosixSecureDirectory(PathWalk walk, long euid, PathWalk.Bound bound, OpenMode openMode) {
+    private PosixSecureDirectory(Syscalls sys, PathWalk walk, long euid, PathWalk.Bound bound, OpenMode openMode) {
+        this.sys = sys;
         this.walk = walk;
         this.euid = euid;
         this.dirfd = bound.fd();
@@ -68,15 +58,15 @@ final class PosixSecureDirectory implements SecureDirectory {
         this.openMode = openMode;
     }
 
-    static PosixSecureDirectory open(String path, OpenMode mode) throws DirectoryRefusedException {
-        long euid = Libc.geteuid();
-        PathWalk walk = PathWalk.of(path, euid);
+    /**
+     * Binds {@code path}; every call of the returned directory, its walks and its locks goes
+     * through {@code sys}.
+     */
+    static PosixSecureDirectory open(String path, OpenMode mode, Syscalls sys) throws DirectoryRefusedException {
+        long euid = sys.geteuid();
+        PathWalk walk = PathWalk.of(sys, path, euid);
         PathWalk.Bound bound = walk.walk(mode == OpenMode.CREATE_OR_VALIDATE);
-        return new PosixSecureDirectory(walk, euid, bound, mode);
-    }
-
-    void setFaultForTest(WriteFault fault) {
-        this.fault = fault == null ? NO_FAULT : fault;
+        return new PosixSecureDirectory(sys, walk, euid, bound, mode);
     }
 
     @Override
@@ -104,7 +94,7 @@ final class PosixSecureDirectory implements SecureDirectory {
         enter();
         try {
             PathWalk.Bound now = walk.walk(false);
-            closeQuietly(now.fd());
+            sys.closeQuietly(now.fd());
             FileIdentity walked = now.stat().identity();
             // SECURITY: the path must still lead to the descriptor every operation uses.
             if (!walked.equals(identity)) {
@@ -126,7 +116,7 @@ final class PosixSecureDirectory implements SecureDirectory {
             try {
                 // SECURITY: AT_SYMLINK_NOFOLLOW: a symbolic link is judged itself (and refused),
                 // never the file it points to. Nothing is opened, so a FIFO cannot block.
-                st = Libc.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
+                st = sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
             } catch (PosixException e) {
                 if (e.errno() == p.ENOENT) {
                     throw new DirectoryRefusedException(MISSING, shown, "does not exist");
@@ -158,7 +148,7 @@ final class PosixSecureDirectory implements SecureDirectory {
                 }
                 return readBounded(fd, (int) st.size(), maxBytes, shown);
             } finally {
-                closeQuietly(fd);
+                sys.closeQuietly(fd);
             }
         } finally {
             exit();
@@ -178,7 +168,7 @@ final class PosixSecureDirectory implements SecureDirectory {
                     Arrays.fill(buf, (byte) 0);
                     buf = grown;
                 }
-                int n = Libc.read(fd, buf, total, Math.min(READ_CHUNK, buf.length - total));
+                int n = sys.read(fd, buf, total, Math.min(READ_CHUNK, buf.length - total));
                 if (n == 0) {
                     break;
                 }
@@ -213,7 +203,7 @@ final class PosixSecureDirectory implements SecureDirectory {
             // lives on under the other name); only the directory's owner can do that, and the
             // rename replaces the name whatever it names then.
             try {
-                requireSafeFile(Libc.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW), shown);
+                requireSafeFile(sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW), shown);
             } catch (PosixException e) {
                 if (e.errno() != p.ENOENT) {
                     throw io(shown, e);
@@ -222,48 +212,40 @@ final class PosixSecureDirectory implements SecureDirectory {
             byte[] random = new byte[12];
             RANDOM.nextBytes(random);
             String temp = "." + name + "." + HexFormat.of().formatHex(random) + ".tmp";
-            WriteFault f = fault;
             int fd = -1;
             boolean created = false;
             boolean renamed = false;
             try {
-                f.before(WriteStep.OPEN_TEMP);
-                fd = Libc.openat(dirfd, temp,
+                fd = sys.openat(dirfd, temp,
                         p.O_WRONLY | p.O_CREAT | p.O_EXCL | p.O_NOFOLLOW | p.O_CLOEXEC, FILE_MODE);
                 created = true;
                 // SECURITY: the file is ours (O_EXCL); fix its mode so the umask cannot matter.
-                f.before(WriteStep.FCHMOD);
-                Libc.fchmod(fd, FILE_MODE);
-                f.before(WriteStep.WRITE);
+                sys.fchmod(fd, FILE_MODE);
                 for (int off = 0; off < content.length; ) {
-                    int n = Libc.write(fd, content, off, content.length - off);
+                    int n = sys.write(fd, content, off, content.length - off);
                     if (n <= 0) {
                         throw new PosixException(p.errnoValue("EIO"), "write (no progress)");
                     }
                     off += n;
                 }
-                f.before(WriteStep.FSYNC_FILE);
-                Libc.fsync(fd);
-                f.before(WriteStep.CLOSE);
+                sys.fsync(fd);
                 int toClose = fd;
                 fd = -1;
-                Libc.close(toClose);
-                f.before(WriteStep.RENAME);
-                Libc.renameat(dirfd, temp, dirfd, name);
+                sys.close(toClose);
+                sys.renameat(dirfd, temp, dirfd, name);
                 renamed = true;
-                f.before(WriteStep.FSYNC_DIR);
-                Libc.fsync(dirfd);
+                sys.fsync(dirfd);
             } catch (PosixException e) {
                 throw new DirectoryRefusedException(IO, shown, e.getMessage() + (renamed
                         ? "; the new content is in place but may not be durable"
                         : "; the old content is unchanged"));
             } finally {
                 if (fd >= 0) {
-                    closeQuietly(fd);
+                    sys.closeQuietly(fd);
                 }
                 if (created && !renamed) {
                     try {
-                        Libc.unlinkat(dirfd, temp, 0);
+                        sys.unlinkat(dirfd, temp, 0);
                     } catch (PosixException ignored) {
                         // best effort; the name is random and reserved (leading '.')
                     }
@@ -316,7 +298,7 @@ final class PosixSecureDirectory implements SecureDirectory {
                     }
                 } else {
                     try {
-                        fd = Libc.openat(dirfd, name,
+                        fd = sys.openat(dirfd, name,
                                 p.O_RDWR | p.O_CREAT | p.O_EXCL | p.O_NOFOLLOW | p.O_NONBLOCK | p.O_CLOEXEC, FILE_MODE);
                         created = true;
                     } catch (PosixException e) {
@@ -332,7 +314,7 @@ final class PosixSecureDirectory implements SecureDirectory {
             if (created) {
                 try {
                     // SECURITY: the file is ours (O_EXCL); fix its mode so the umask cannot matter.
-                    Libc.fchmod(fd, FILE_MODE);
+                    sys.fchmod(fd, FILE_MODE);
                 } catch (PosixException e) {
                     throw io(shown, e);
                 }
@@ -341,7 +323,7 @@ final class PosixSecureDirectory implements SecureDirectory {
             requireSafeFile(st, shown);
             try {
                 // The directory lock is not held here: a blocking wait must not delay close().
-                Libc.flock(fd, p.LOCK_EX | (mode == LockMode.NON_BLOCKING ? p.LOCK_NB : 0));
+                sys.flock(fd, p.LOCK_EX | (mode == LockMode.NON_BLOCKING ? p.LOCK_NB : 0));
             } catch (PosixException e) {
                 if (e.errno() == p.EWOULDBLOCK || e.errno() == p.EAGAIN) {
                     throw new DirectoryRefusedException(BUSY, shown, "locked by another holder");
@@ -356,10 +338,10 @@ final class PosixSecureDirectory implements SecureDirectory {
                 return null;
             }
             ok = true;
-            return new PosixStableLock(name, fd, st.identity());
+            return new PosixStableLock(sys, name, fd, st.identity());
         } finally {
             if (!ok && fd >= 0) {
-                closeQuietly(fd);
+                sys.closeQuietly(fd);
             }
         }
     }
@@ -367,7 +349,7 @@ final class PosixSecureDirectory implements SecureDirectory {
     private boolean stillNames(String name, FileIdentity locked, String shown) throws DirectoryRefusedException {
         enter();
         try {
-            return Libc.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW).identity().equals(locked);
+            return sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW).identity().equals(locked);
         } catch (PosixException e) {
             if (e.errno() == p.ENOENT) {
                 return false;
@@ -384,7 +366,7 @@ final class PosixSecureDirectory implements SecureDirectory {
         try {
             if (!closed) {
                 closed = true;
-                closeQuietly(dirfd);
+                sys.closeQuietly(dirfd);
             }
         } finally {
             closeLock.writeLock().unlock();
@@ -409,7 +391,7 @@ final class PosixSecureDirectory implements SecureDirectory {
      */
     private int openFile(String name, int accessFlags, int mode, String shown) throws DirectoryRefusedException {
         try {
-            return Libc.openat(dirfd, name, accessFlags | p.O_NOFOLLOW | p.O_NONBLOCK | p.O_CLOEXEC, mode);
+            return sys.openat(dirfd, name, accessFlags | p.O_NOFOLLOW | p.O_NONBLOCK | p.O_CLOEXEC, mode);
         } catch (PosixException e) {
             throw classifyFileError(name, shown, e);
         }
@@ -424,7 +406,7 @@ final class PosixSecureDirectory implements SecureDirectory {
         // RACE: the name may change between the failed open and this fstatat; that only changes
         // which refusal is reported, never whether one is.
         try {
-            requireSafeFile(Libc.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW), shown);
+            requireSafeFile(sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW), shown);
         } catch (DirectoryRefusedException specific) {
             return specific;
         } catch (PosixException ignored) {
@@ -457,9 +439,9 @@ final class PosixSecureDirectory implements SecureDirectory {
         }
     }
 
-    private static FileStat fstat(int fd, String shown) throws DirectoryRefusedException {
+    private FileStat fstat(int fd, String shown) throws DirectoryRefusedException {
         try {
-            return Libc.fstat(fd);
+            return sys.fstat(fd);
         } catch (PosixException e) {
             throw io(shown, e);
         }

@@ -195,25 +195,25 @@ class FilesTest {
     // ---- atomic write failure paths -----------------------------------------------------
 
     @ParameterizedTest
-    @EnumSource(PosixSecureDirectory.WriteStep.class)
-    void writeAtomically_failingStep_leavesNoTemporaryAndOldOrNewContent(PosixSecureDirectory.WriteStep step)
-            throws Exception {
+    @EnumSource(value = FaultySyscalls.Call.class,
+            names = {"CREATE_TEMP", "FCHMOD_TEMP", "WRITE", "FSYNC_TEMP", "CLOSE_TEMP", "RENAME", "FSYNC_DIR"})
+    void writeAtomically_failingStep_leavesNoTemporaryAndOldOrNewContent(FaultySyscalls.Call step) throws Exception {
         byte[] old = "old".getBytes(StandardCharsets.UTF_8);
         byte[] neu = "new".getBytes(StandardCharsets.UTF_8);
         dir.writeAtomically(RECORD, old);
-        PosixSecureDirectory posix = (PosixSecureDirectory) dir;
-        posix.setFaultForTest(s -> {
-            if (s == step) {
-                throw new PosixException(5, "injected-" + s);
-            }
-        });
-        var e = Refusals.refusal(() -> dir.writeAtomically(RECORD, neu));
-        posix.setFaultForTest(null);
-        assertThat(e.category()).isEqualTo(IO);
-        assertThat(e.component()).isEqualTo(leaf + "/" + RECORD);
-        assertThat(names()).as("no temporary file left").containsExactly(RECORD);
-        assertThat(dir.read(RECORD, 10)).isEqualTo(step == PosixSecureDirectory.WriteStep.FSYNC_DIR ? neu : old);
-        assertThat(mode(leaf.resolve(RECORD))).isEqualTo(0600);
+        FaultySyscalls door = new FaultySyscalls();
+        try (SecureDirectory faulty = PosixSecureDirectory.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE, door)) {
+            door.fail(step, "EIO");
+            var e = Refusals.refusal(() -> faulty.writeAtomically(RECORD, neu));
+            assertThat(e.category()).isEqualTo(IO);
+            assertThat(e.component()).isEqualTo(leaf + "/" + RECORD);
+            assertThat(names()).as("no temporary file left").containsExactly(RECORD);
+            // The fault is injected before the real call: only the failed directory flush comes after the rename.
+            assertThat(dir.read(RECORD, 10)).isEqualTo(step == FaultySyscalls.Call.FSYNC_DIR ? neu : old);
+            assertThat(mode(leaf.resolve(RECORD))).isEqualTo(0600);
+            faulty.writeAtomically(RECORD, neu); // the directory stays usable
+            assertThat(dir.read(RECORD, 10)).isEqualTo(neu);
+        }
     }
 
     // ---- locks --------------------------------------------------------------------------
