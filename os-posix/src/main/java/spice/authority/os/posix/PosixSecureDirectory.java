@@ -16,7 +16,6 @@ import static spice.authority.os.posix.PathWalk.octal;
 
 import java.security.SecureRandom;
 import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.FileIdentity;
@@ -185,12 +184,23 @@ final class PosixSecureDirectory implements SecureDirectory {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Every refusal thrown before {@code renameat} is called carries
+     * {@link DirectoryRefusedException#nothingWritten()}; from the call of {@code renameat} on,
+     * none does. The temporary file is unlinked on every path that did not rename it.
+     */
     @Override
     public void writeAtomically(String name, byte[] data) throws DirectoryRefusedException {
-        FileNames.requireValid(shownPath(), name);
+        try {
+            FileNames.requireValid(shownPath(), name);
+        } catch (DirectoryRefusedException e) {
+            throw e.asNothingWritten();
+        }
         String shown = shown(name);
         if (FileNames.isLockName(name)) {
-            throw new DirectoryRefusedException(NAME, shown, "lock files are never written or replaced");
+            throw new DirectoryRefusedException(NAME, shown, "lock files are never written or replaced", true);
         }
         if (openMode == OpenMode.VALIDATE_ONLY) {
             throw new IllegalStateException("directory opened for validation only: " + shownPath());
@@ -206,19 +216,21 @@ final class PosixSecureDirectory implements SecureDirectory {
                 requireSafeFile(sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW), shown);
             } catch (PosixException e) {
                 if (e.errno() != p.ENOENT) {
-                    throw io(shown, e);
+                    throw io(shown, e).asNothingWritten();
                 }
+            } catch (DirectoryRefusedException e) {
+                throw e.asNothingWritten();
             }
-            byte[] random = new byte[12];
-            RANDOM.nextBytes(random);
-            String temp = "." + name + "." + HexFormat.of().formatHex(random) + ".tmp";
+            byte[] nonce = new byte[FileNames.TEMPORARY_NONCE_BYTES];
+            RANDOM.nextBytes(nonce);
+            String temp = FileNames.temporaryName(name, nonce);
             int fd = -1;
-            boolean created = false;
-            boolean renamed = false;
+            boolean tempExists = false; // as far as we know: created, and neither renamed nor removed
+            boolean renameCalled = false;
             try {
                 fd = sys.openat(dirfd, temp,
                         p.O_WRONLY | p.O_CREAT | p.O_EXCL | p.O_NOFOLLOW | p.O_CLOEXEC, FILE_MODE);
-                created = true;
+                tempExists = true;
                 // SECURITY: the file is ours (O_EXCL); fix its mode so the umask cannot matter.
                 sys.fchmod(fd, FILE_MODE);
                 for (int off = 0; off < content.length; ) {
@@ -232,28 +244,50 @@ final class PosixSecureDirectory implements SecureDirectory {
                 int toClose = fd;
                 fd = -1;
                 sys.close(toClose);
+                // From the call of renameat on, the outcome is unknown to the caller: the rename may
+                // take effect even when it reports an error, and the directory flush decides
+                // whether it is durable.
+                renameCalled = true;
                 sys.renameat(dirfd, temp, dirfd, name);
-                renamed = true;
+                tempExists = false;
                 sys.fsync(dirfd);
             } catch (PosixException e) {
-                throw new DirectoryRefusedException(IO, shown, e.getMessage() + (renamed
-                        ? "; the new content is in place but may not be durable"
-                        : "; the old content is unchanged"));
+                // After a failed rename the temporary name is unlinked as well: if the rename took
+                // effect after all, the name no longer exists (ENOENT), and the new content, now
+                // under the target name, is not touched.
+                boolean removed = !tempExists || removeQuietly(temp);
+                tempExists = false;
+                String left = removed ? "" : "; the temporary file could not be removed";
+                if (renameCalled) {
+                    throw new DirectoryRefusedException(IO, shown, e.getMessage()
+                            + "; the new content may be in place, and may not be durable" + left);
+                }
+                throw new DirectoryRefusedException(IO, shown, e.getMessage() + left, true);
             } finally {
                 if (fd >= 0) {
                     sys.closeQuietly(fd);
                 }
-                if (created && !renamed) {
-                    try {
-                        sys.unlinkat(dirfd, temp, 0);
-                    } catch (PosixException ignored) {
-                        // best effort; the name is random and reserved (leading '.')
-                    }
+                if (tempExists) {
+                    removeQuietly(temp); // a RuntimeException or Error: the caller will treat it as uncertain
                 }
             }
         } finally {
             Arrays.fill(content, (byte) 0); // SECURITY: the content may be the identity key
             exit();
+        }
+    }
+
+    /**
+     * Unlinks a temporary file this directory created, relative to the descriptor.
+     *
+     * @return whether the name is gone (removed now or already)
+     */
+    private boolean removeQuietly(String temp) {
+        try {
+            sys.unlinkat(dirfd, temp, 0);
+            return true;
+        } catch (PosixException e) {
+            return e.errno() == p.ENOENT;
         }
     }
 

@@ -35,10 +35,15 @@ import spice.authority.snapshot.payload.LifecycleStatus;
  *       replaced or newly untrusted directory, or an {@code identity.key} that breaks the file
  *       rule or is no longer the file the key was read from, refuses the transition
  *       ({@code unavailable}) and nothing is written; it works again once restored.
- *   <li>Cancellation is checked on entry and right before the writer runs; once the writer was
- *       invoked any failure is {@code uncertain} and fences the run in this process (e.6), except
- *       in {@link #start}: there a write failure is {@code unavailable} and not fenced, as the
- *       reference does (wire-format.md: a retry finds the record, state, or writes it).
+ *   <li>Cancellation is checked on entry and right before the writer runs. A write that the
+ *       directory reports as failed before its rename was called
+ *       ({@link DirectoryRefusedException#nothingWritten()}: ENOSPC, EIO at the temporary file's
+ *       flush, a refused destination, ...) changed nothing: it is {@code unavailable}, retryable,
+ *       and does not fence the run. Any other failure once the writer was invoked (the rename
+ *       itself, the directory flush, any {@link RuntimeException} or {@link Error}) is
+ *       {@code uncertain} and fences the run in this process (e.6); this holds for
+ *       {@link #start} too, where the reference answers {@code unavailable} for every write
+ *       failure.
  *   <li>Import verifies the keyed claim against the signed record before it creates or locks
  *       anything, then locks and re-reads to prove the record unchanged (stricter point 4). Every
  *       authenticity failure is the one {@link AuthorityException.Verification}.
@@ -203,15 +208,7 @@ public final class RunAuthority implements AutoCloseable {
                 throw new AuthorityException.State("run " + runId + " already has a record (phase " + existing.get().phase() + "); a run ID is never reused");
             }
             RunRecord rec = new RunRecord(scopeIdHex(), keyGeneration(), runId, 1, Phase.ACTIVE, null);
-            byte[] file = RecordCodec.signedFile(rec, recordMac);
-            revalidate();
-            c.check("start " + runId);
-            try {
-                dir.writeAtomically(stem + ".state", file);
-            } catch (DirectoryRefusedException | RuntimeException | Error e) {
-                // RACE: the record may or may not have landed; a retry finds it (state) or writes it.
-                throw new AuthorityException.Unavailable("start " + runId + ": record write failed: " + describe(e));
-            }
+            writeTransition(runId, rec, c, "start");
             ActiveRun active = new ActiveRun(this, runId, lock, 1);
             handedOver = true; // the lock and the lease now belong to the ActiveRun
             return active;
@@ -616,7 +613,9 @@ public final class RunAuthority implements AutoCloseable {
 
     /**
      * One durable transition: encode, re-validate the directory, final cancellation check, then
-     * the writer. A failure after the writer was invoked fences the run and is uncertain.
+     * the writer. A failure the writer reports as before its rename
+     * ({@link DirectoryRefusedException#nothingWritten()}) is {@code unavailable} and retryable;
+     * any other failure after the writer was invoked fences the run and is uncertain.
      */
     void writeTransition(String runId, RunRecord next, Cancellation c, String what) throws AuthorityException {
         byte[] file = RecordCodec.signedFile(next, recordMac);
@@ -624,13 +623,28 @@ public final class RunAuthority implements AutoCloseable {
         c.check(what + " " + runId);
         try {
             dir.writeAtomically(RecordCodec.fileStem(runId) + ".state", file);
-        } catch (DirectoryRefusedException | RuntimeException | Error e) {
-            // SECURITY: whatever failed once the writer ran (even an Error after the rename), the
-            // outcome is unknown: fence the run and report uncertain, never a clean failure.
-            fence(runId);
-            throw new AuthorityException.Uncertain(what + " " + runId + ": the record write failed after it started ("
-                    + describe(e) + "); the outcome is unknown: do not retry automatically");
+        } catch (DirectoryRefusedException e) {
+            if (e.nothingWritten()) {
+                // The SPI guarantees the rename was never called: the record on disk is the one
+                // this transition started from, so there is nothing to fence, and the same call
+                // works once the cause (a full disk, say) is gone.
+                throw new AuthorityException.Unavailable(what + " " + runId + ": nothing written: " + e.detail()
+                        + " (" + e.component() + ": " + e.category() + "); retry once the cause is gone");
+            }
+            throw uncertain(runId, what, e);
+        } catch (RuntimeException | Error e) {
+            throw uncertain(runId, what, e);
         }
+    }
+
+    /**
+     * SECURITY: whatever failed at or after the rename (even an Error), the outcome is unknown:
+     * fence the run and report uncertain, never a clean failure.
+     */
+    private AuthorityException.Uncertain uncertain(String runId, String what, Throwable e) {
+        fence(runId);
+        return new AuthorityException.Uncertain(what + " " + runId + ": the record write failed after it started ("
+                + describe(e) + "); the outcome is unknown: do not retry automatically");
     }
 
     RunRecord newRecord(String runId, long generation, Phase phase, RunRecord.SnapshotBinding binding) {

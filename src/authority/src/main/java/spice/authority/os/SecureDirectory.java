@@ -20,7 +20,12 @@ package spice.authority.os;
  *       exactly {@code 0600}; a symbolic link, FIFO, socket or directory in its place is
  *       refused without blocking.</li>
  *   <li>{@link #writeAtomically} leaves either the old or the new content under the target
- *       name, never a mix, and never leaves its temporary file behind.</li>
+ *       name, never a mix, and says which side of its rename a failure came from: a refusal
+ *       with {@link DirectoryRefusedException#nothingWritten()} was thrown before the rename
+ *       was called, so the old content is in place and the write may simply be retried; any
+ *       other failure is uncertain. It removes its temporary file on every failure before the
+ *       rename; one left by a crash (or by a removal that failed too) keeps the reserved
+ *       temporary name ({@link FileNames#temporaryTarget}) and is never read.</li>
  *   <li>Every failure is a {@link DirectoryRefusedException}; no descriptor leaks on any
  *       path. Implementations are safe for concurrent use by several threads; {@link #close()}
  *       waits for operations in flight.</li>
@@ -83,12 +88,26 @@ public interface SecureDirectory extends AutoCloseable {
 
     /**
      * Durably replaces (or creates) a file: destination check, a fresh temporary file
-     * created exclusively with mode {@code 0600}, write, flush to disk, rename over the
-     * target, flush the directory (wire-format d.4). Lock files cannot be written.
+     * ({@link FileNames#temporaryName}) created exclusively with mode {@code 0600}, write, flush
+     * to disk, rename over the target, flush the directory (wire-format d.4). Lock files cannot
+     * be written.
      *
-     * <p>A failure before the rename leaves the old content; a failure of the final
-     * directory flush leaves the new content visible but maybe not durable. Callers treat
-     * any failure as uncertain, as the transaction contract requires.
+     * <p><b>Which side of the rename.</b> This is a guarantee every implementation keeps, and
+     * callers build their answers on it:
+     * <ul>
+     *   <li>A {@link DirectoryRefusedException} whose {@link DirectoryRefusedException#nothingWritten()}
+     *       is true was thrown <em>before the rename was called</em>: a refused name or
+     *       destination, or a failure to create, write, flush or close the temporary file
+     *       (ENOSPC, EIO, ...). The target still names its old content (or nothing), and the
+     *       temporary file has been removed; should that removal fail too, the file stays under
+     *       its temporary name, which nothing reads. Retrying the same write is safe and works
+     *       once the cause is gone.</li>
+     *   <li>Every other failure may come from the rename itself or after it (the directory
+     *       flush): a refusal with {@code nothingWritten()} false, and any
+     *       {@link RuntimeException} or {@link Error}. The new content may be visible, durable or
+     *       neither. Callers treat it as uncertain, as the transaction contract requires
+     *       (wire-format e.6); what is on disk after a restart is the truth.</li>
+     * </ul>
      *
      * @param name a file name (see {@link FileNames}) not ending in {@code .lock}
      * @param data the complete new content

@@ -15,7 +15,9 @@ import spice.authority.os.StableLock;
 /**
  * An in-memory {@link SecureDirectory} for authority tests, with the atomic-write protocol split
  * into its steps so that a fault or a "crash" can be injected at each one, and a durable view that
- * survives a simulated power loss ({@link #afterCrash}).
+ * survives a simulated power loss ({@link #afterCrash}). Like every implementation, it marks a
+ * failure before the rename {@link DirectoryRefusedException#nothingWritten()} and none from the
+ * rename on.
  *
  * <p>Every visible file also has the status the file rule judges ({@link Status}): a fresh inode
  * on each create or replace (an atomic write renames a new file over the name), mode 0600, one
@@ -33,6 +35,8 @@ final class MemoryDirectory implements SecureDirectory {
         AFTER_WRITE_BEFORE_FSYNC,
         /** Temporary fsynced, not yet renamed. */
         AFTER_FSYNC_BEFORE_RENAME,
+        /** The rename is called and reports a failure without having taken effect. */
+        RENAME_FAILS,
         /** Renamed over the target (visible), directory not yet fsynced. */
         AFTER_RENAME_BEFORE_DIR_FSYNC
     }
@@ -267,13 +271,21 @@ final class MemoryDirectory implements SecureDirectory {
             checkOpen();
             Status target = status.get(name);
             if (target != null) {
-                requireSafeFile(name, target); // d.4 step 1: the destination must pass the rule
+                try {
+                    requireSafeFile(name, target); // d.4 step 1: the destination must pass the rule
+                } catch (DirectoryRefusedException e) {
+                    throw e.asNothingWritten();
+                }
             }
             int n = writes.getAndIncrement();
             fault = n == faultOnWrite ? faultStep : null;
+            if (fault == Step.RENAME_FAILS) {
+                // The rename was called: the caller cannot know it did not take effect.
+                throw new DirectoryRefusedException(Category.IO, path() + "/" + name, "injected fault " + fault);
+            }
             if (fault != null && fault != Step.AFTER_RENAME_BEFORE_DIR_FSYNC) {
                 // Steps before the rename: the temporary is removed; the target is untouched.
-                throw new DirectoryRefusedException(Category.IO, path() + "/" + name, "injected fault " + fault);
+                throw new DirectoryRefusedException(Category.IO, path() + "/" + name, "injected fault " + fault, true);
             }
             visible.put(name, data.clone());
             fresh(name); // the renamed temporary file: a new inode

@@ -39,6 +39,44 @@ class SpiTest {
     }
 
     @Test
+    void temporaryName_isDotTargetDot24HexDotTmp_andTemporaryTargetInvertsIt() {
+        byte[] nonce = new byte[FileNames.TEMPORARY_NONCE_BYTES];
+        nonce[0] = (byte) 0xab;
+        String target = "run-" + "0f".repeat(32) + ".state";
+        String temp = FileNames.temporaryName(target, nonce);
+        assertThat(temp).isEqualTo("." + target + ".ab0000000000000000000000.tmp");
+        assertThat(FileNames.temporaryTarget(temp)).contains(target);
+        assertThat(FileNames.temporaryTarget(".identity.key.0123456789abcdef01234567.tmp")).contains("identity.key");
+        assertThatThrownBy(() -> FileNames.temporaryName("x.lock", nonce)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> FileNames.temporaryName(".x", nonce)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> FileNames.temporaryName("x", new byte[11])).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"identity.key", "identity.key.0123456789abcdef01234567.tmp",
+            ".identity.key.0123456789abcdef0123456.tmp", ".identity.key.0123456789abcdef012345678.tmp",
+            ".identity.key.0123456789ABCDEF01234567.tmp", ".identity.key.0123456789abcdef01234567.tmp.bak",
+            ".identity.key.0123456789abcdef01234567.TMP", ".identity.key.0123456789abcdef01234567tmp",
+            "..identity.key.0123456789abcdef01234567.tmp", ".identity.lock.0123456789abcdef01234567.tmp",
+            "..0123456789abcdef01234567.tmp", ".-x.0123456789abcdef01234567.tmp", ".a/b.0123456789abcdef01234567.tmp",
+            ".a b.0123456789abcdef01234567.tmp", ".\u00e9.0123456789abcdef01234567.tmp",
+            ".x.0123456789abcdef01234567.tmp\n", ".x.bare.tmp", ".x.tmp", ""})
+    void temporaryTarget_nearMisses_areNotTemporaries(String name) {
+        assertThat(FileNames.temporaryTarget(name.translateEscapes())).isEmpty();
+    }
+
+    @Test
+    void refusal_nothingWritten_isFalseUnlessSaid_andSurvivesMarking() {
+        var plain = new DirectoryRefusedException(DirectoryRefusedException.Category.IO, "/p/x", "write: ENOSPC");
+        assertThat(plain.nothingWritten()).isFalse();
+        var marked = plain.asNothingWritten();
+        assertThat(marked.nothingWritten()).isTrue();
+        assertThat(marked.getMessage()).isEqualTo(plain.getMessage()).isEqualTo("/p/x: IO (write: ENOSPC)");
+        assertThat(marked.category()).isEqualTo(plain.category());
+        assertThat(marked.asNothingWritten()).isSameAs(marked);
+    }
+
+    @Test
     void printable_escapesControlCharacters() {
         assertThat(FileNames.printable("a\nb\u0000c\u007f")).isEqualTo("a\\x0ab\\x00c\\x7f");
         assertThat(FileNames.printable(null)).isEqualTo("<null>");
