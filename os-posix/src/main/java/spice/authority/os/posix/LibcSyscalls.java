@@ -66,6 +66,11 @@ final class LibcSyscalls implements Syscalls {
     }
 
     @Override
+    public int getdents64(int fd, byte[] buf) throws PosixException {
+        return Libc.getdents64(fd, buf);
+    }
+
+    @Override
     public long geteuid() {
         return Libc.geteuid();
     }

@@ -9,13 +9,16 @@ import static spice.authority.os.DirectoryRefusedException.Category.MODE;
 import static spice.authority.os.DirectoryRefusedException.Category.NAME;
 import static spice.authority.os.DirectoryRefusedException.Category.OWNER;
 import static spice.authority.os.DirectoryRefusedException.Category.PERMS;
+import static spice.authority.os.DirectoryRefusedException.Category.SIZE;
 import static spice.authority.os.DirectoryRefusedException.Category.SYMLINK;
 import static spice.authority.os.DirectoryRefusedException.Category.TYPE;
 import static spice.authority.os.posix.PathWalk.io;
 import static spice.authority.os.posix.PathWalk.octal;
 
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.FileIdentity;
@@ -24,6 +27,7 @@ import spice.authority.os.LockMode;
 import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectory;
 import spice.authority.os.StableLock;
+import spice.authority.os.UnsupportedPlatformException;
 
 /**
  * The POSIX {@link SecureDirectory}: a retained directory descriptor and {@code *at()} calls
@@ -34,6 +38,8 @@ final class PosixSecureDirectory implements SecureDirectory {
 
     static final int FILE_MODE = 0600;
     private static final int READ_CHUNK = 64 * 1024;
+    /** Bytes asked of one {@code getdents64}: a few hundred entries of this directory's names. */
+    private static final int DIRENT_CHUNK = 32 * 1024;
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final PosixPlatform p = Libc.P;
@@ -292,6 +298,98 @@ final class PosixSecureDirectory implements SecureDirectory {
     }
 
     @Override
+    public List<String> list() throws DirectoryRefusedException {
+        if (!p.hasGetdents64()) {
+            throw new UnsupportedPlatformException("listing a directory is not implemented on " + p.name
+                    + " (no getdents64; an fdopendir/readdir_r listing is not written yet)");
+        }
+        String shown = shownPath();
+        enter();
+        try {
+            int fd;
+            try {
+                // SECURITY: "." relative to the retained descriptor is the retained directory,
+                // whatever its path names now; a fresh open file description has its own offset,
+                // so concurrent listings cannot disturb each other or the retained descriptor.
+                fd = sys.openat(dirfd, ".", p.O_RDONLY | p.O_DIRECTORY | p.O_CLOEXEC, 0);
+            } catch (PosixException e) {
+                throw io(shown, e);
+            }
+            try {
+                List<String> names = new ArrayList<>();
+                byte[] buf = new byte[DIRENT_CHUNK];
+                while (true) {
+                    int n = sys.getdents64(fd, buf);
+                    if (n == 0) {
+                        break;
+                    }
+                    Dirents.decode(p, buf, n, names);
+                }
+                names.sort(null);
+                return List.copyOf(names);
+            } catch (PosixException e) {
+                throw io(shown, e); // SECURITY: never a partial list
+            } catch (IllegalArgumentException e) {
+                throw new DirectoryRefusedException(IO, shown, "unreadable directory listing: " + e.getMessage());
+            } finally {
+                sys.closeQuietly(fd);
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    @Override
+    public boolean removeTemporary(String name) throws DirectoryRefusedException {
+        if (FileNames.temporaryTarget(name).isEmpty()) {
+            throw new DirectoryRefusedException(NAME, shownPath() + "/" + FileNames.printable(name),
+                    "not a temporary file name (." + "<name>.<24 hex>.tmp)");
+        }
+        if (openMode == OpenMode.VALIDATE_ONLY) {
+            throw new IllegalStateException("directory opened for validation only: " + shownPath());
+        }
+        String shown = shown(name);
+        enter();
+        try {
+            FileStat st;
+            try {
+                st = sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
+            } catch (PosixException e) {
+                if (e.errno() == p.ENOENT) {
+                    return false;
+                }
+                throw io(shown, e);
+            }
+            // SECURITY: only what a writer of ours (or of the reference) leaves: a regular file of
+            // the effective user. Its mode and link count are not judged: a crash may come before
+            // the fchmod, and unlinking one name of a file never touches its content elsewhere.
+            if (st.isSymlink()) {
+                throw new DirectoryRefusedException(SYMLINK, shown, "is a symbolic link");
+            }
+            if (!st.isRegular()) {
+                throw new DirectoryRefusedException(TYPE, shown, "is " + st.typeName() + ", not a regular file");
+            }
+            if (st.uid() != euid) {
+                throw new DirectoryRefusedException(OWNER, shown,
+                        "owned by uid " + st.uid() + ", not the effective user " + euid);
+            }
+            // RACE: the name may be replaced between the fstatat and the unlinkat; only the
+            // directory's owner can do that, and unlinkat removes a name, never following it.
+            try {
+                sys.unlinkat(dirfd, name, 0);
+                return true;
+            } catch (PosixException e) {
+                if (e.errno() == p.ENOENT) {
+                    return false;
+                }
+                throw io(shown, e);
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    @Override
     public StableLock lock(String name, LockMode mode) throws DirectoryRefusedException {
         FileNames.requireValid(shownPath(), name);
         String shown = shown(name);
@@ -482,7 +580,7 @@ final class PosixSecureDirectory implements SecureDirectory {
     }
 
     private static DirectoryRefusedException tooLarge(String shown, int maxBytes) {
-        return new DirectoryRefusedException(IO, shown, "larger than the limit of " + maxBytes + " bytes");
+        return new DirectoryRefusedException(SIZE, shown, "larger than the limit of " + maxBytes + " bytes");
     }
 
     String shownPath() {

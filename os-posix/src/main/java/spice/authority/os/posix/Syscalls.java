@@ -55,6 +55,15 @@ interface Syscalls {
     /** {@code write(2)} from {@code buf[off, off+len)}; returns the count written. */
     int write(int fd, byte[] buf, int off, int len) throws PosixException;
 
+    /**
+     * Linux {@code getdents64(2)}: fills {@code buf} with whole {@code struct linux_dirent64}
+     * records from the descriptor's current position.
+     *
+     * @return the number of bytes filled, 0 at the end of the directory
+     * @throws UnsupportedOperationException where the platform has no {@code getdents64}
+     */
+    int getdents64(int fd, byte[] buf) throws PosixException;
+
     /** {@code geteuid(2)}: always succeeds. */
     long geteuid();
 

@@ -11,8 +11,8 @@ import java.util.Set;
  * The fake door of the os-posix tests: a {@link Syscalls} that forwards every call to the real C
  * library ({@link Syscalls#LIBC}) and fails the calls it was told to, with a chosen errno, at a
  * chosen occurrence, before the real call or after it. It recognises the calls of
- * {@link PosixSecureDirectory#writeAtomically} by what they act on (the temporary file's
- * descriptor, the directory's), so a test names the step, not a call count.
+ * {@link PosixSecureDirectory#writeAtomically} and of its listing by what they act on (the
+ * temporary file's descriptor, the directory's), so a test names the step, not a call count.
  * Thread-safe.
  */
 final class FaultySyscalls implements Syscalls {
@@ -34,7 +34,11 @@ final class FaultySyscalls implements Syscalls {
         /** {@code fsync} of any descriptor that is not a temporary file's: the directory's. */
         FSYNC_DIR,
         /** {@code unlinkat}. */
-        UNLINK
+        UNLINK,
+        /** {@code openat(dirfd, ".")}: the listing's own descriptor. */
+        OPEN_LISTING,
+        /** {@code getdents64}. */
+        GETDENTS
     }
 
     private record Fault(Call call, int errno, int skip, boolean afterCall) {}
@@ -106,7 +110,7 @@ final class FaultySyscalls implements Syscalls {
     @Override
     public int openat(int dirfd, String pathname, int flags, int mode) throws PosixException {
         boolean temp = (flags & p.O_CREAT) != 0 && pathname.startsWith(".") && pathname.endsWith(".tmp");
-        Call c = temp ? Call.CREATE_TEMP : null;
+        Call c = temp ? Call.CREATE_TEMP : pathname.equals(".") ? Call.OPEN_LISTING : null;
         int fd = call(c, "openat", () -> real.openat(dirfd, pathname, flags, mode));
         if (temp) {
             synchronized (this) {
@@ -189,6 +193,11 @@ final class FaultySyscalls implements Syscalls {
     @Override
     public int write(int fd, byte[] buf, int off, int len) throws PosixException {
         return call(isTemp(fd) ? Call.WRITE : null, "write", () -> real.write(fd, buf, off, len));
+    }
+
+    @Override
+    public int getdents64(int fd, byte[] buf) throws PosixException {
+        return call(Call.GETDENTS, "getdents64", () -> real.getdents64(fd, buf));
     }
 
     @Override

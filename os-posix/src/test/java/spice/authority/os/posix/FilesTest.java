@@ -101,10 +101,10 @@ class FilesTest {
     }
 
     @Test
-    void read_overLimit_refusedAsIo() throws Exception {
+    void read_overLimit_refusedAsSize() throws Exception {
         dir.writeAtomically(RECORD, new byte[73]);
         assertThat(dir.read(RECORD, 73)).hasSize(73);
-        assertRefused(tree, IO, leaf + "/" + RECORD, () -> dir.read(RECORD, 72));
+        assertRefused(tree, Category.SIZE, leaf + "/" + RECORD, () -> dir.read(RECORD, 72));
     }
 
     @Test
@@ -248,6 +248,28 @@ class FilesTest {
         // Unlinking the temporary name after the failed rename did not touch the renamed file.
         assertThat(names()).containsExactly(RECORD);
         assertThat(dir.read(RECORD, 10)).isEqualTo("new".getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void writeAtomically_failureBeforeRenameWhoseCleanUpFailsToo_isStillNothingWritten_andTheTemporaryIsRemovable()
+            throws Exception {
+        byte[] old = "old".getBytes(StandardCharsets.UTF_8);
+        dir.writeAtomically(RECORD, old);
+        FaultySyscalls door = new FaultySyscalls().fail(FaultySyscalls.Call.FSYNC_TEMP, "EIO")
+                .fail(FaultySyscalls.Call.UNLINK, "EIO");
+        try (SecureDirectory faulty = PosixSecureDirectory.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE, door)) {
+            var e = Refusals.refusal(() -> faulty.writeAtomically(RECORD, "new".getBytes(StandardCharsets.UTF_8)));
+            assertThat(e.nothingWritten()).isTrue();
+            assertThat(e.detail()).isEqualTo("fsync: EIO; the temporary file could not be removed");
+        }
+        List<String> left = names().stream().filter(n -> !n.equals(RECORD)).toList();
+        assertThat(left).hasSize(1);
+        assertThat(left.get(0)).matches("\\." + java.util.regex.Pattern.quote(RECORD) + "\\.[0-9a-f]{24}\\.tmp");
+        assertThat(dir.read(RECORD, 10)).isEqualTo(old);
+        assertThat(dir.list()).containsExactly(left.get(0), RECORD);
+        assertThat(dir.removeTemporary(left.get(0))).isTrue();
+        assertThat(dir.removeTemporary(left.get(0))).isFalse();
+        assertThat(names()).containsExactly(RECORD);
     }
 
     @Test

@@ -39,8 +39,10 @@ public final class DirectoryRefusedException extends Exception {
         LINKS,
         /** A component or file does not exist (and was not to be created). */
         MISSING,
-        /** An operating-system call failed for another reason, or a read exceeded its bound. */
+        /** An operating-system call failed for another reason (an errno such as EIO or ENOSPC). */
         IO,
+        /** A file is larger than the bound its reader accepts. */
+        SIZE,
         /** A non-blocking lock is held by someone else. */
         BUSY
     }

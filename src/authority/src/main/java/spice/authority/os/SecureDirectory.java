@@ -1,5 +1,7 @@
 package spice.authority.os;
 
+import java.util.List;
+
 /**
  * An owned, validated authority directory. All file operations are relative to a
  * descriptor (POSIX) or handle (Windows) retained from the moment the directory was
@@ -25,7 +27,10 @@ package spice.authority.os;
  *       was called, so the old content is in place and the write may simply be retried; any
  *       other failure is uncertain. It removes its temporary file on every failure before the
  *       rename; one left by a crash (or by a removal that failed too) keeps the reserved
- *       temporary name ({@link FileNames#temporaryTarget}) and is never read.</li>
+ *       temporary name ({@link FileNames#temporaryTarget}), is never read, and is removed with
+ *       {@link #removeTemporary}.</li>
+ *   <li>{@link #list} reads the retained directory, never a path, and fails rather than return
+ *       a partial list.</li>
  *   <li>Every failure is a {@link DirectoryRefusedException}; no descriptor leaks on any
  *       path. Implementations are safe for concurrent use by several threads; {@link #close()}
  *       waits for operations in flight.</li>
@@ -79,7 +84,7 @@ public interface SecureDirectory extends AutoCloseable {
      *
      * @param name a file name (see {@link FileNames})
      * @param maxBytes the largest accepted size; a larger file is refused with
-     *     {@link DirectoryRefusedException.Category#IO}
+     *     {@link DirectoryRefusedException.Category#SIZE}
      * @return the content
      * @throws DirectoryRefusedException {@link DirectoryRefusedException.Category#MISSING} when
      *     absent, or the file rule it breaks
@@ -115,6 +120,42 @@ public interface SecureDirectory extends AutoCloseable {
      * @throws IllegalStateException if the directory was opened {@link OpenMode#VALIDATE_ONLY}
      */
     void writeAtomically(String name, byte[] data) throws DirectoryRefusedException;
+
+    /**
+     * Lists the names in the retained directory, read through its descriptor (never by path),
+     * without {@code .} and {@code ..}, sorted. Every kind of entry is listed (files, links,
+     * directories, temporaries); the names are not judged. A name that is not valid UTF-8 comes
+     * back with U+FFFD in place of the bad bytes, so it is never a valid {@link FileNames} name.
+     *
+     * <p>RACE: entries created or removed while the listing runs may or may not appear; callers
+     * read each entry afterwards and must expect it to be gone ({@code MISSING}).
+     *
+     * @return the names; complete, never a partial list
+     * @throws DirectoryRefusedException {@link DirectoryRefusedException.Category#IO} when reading
+     *     the directory fails at any point
+     * @throws UnsupportedPlatformException where listing is not implemented
+     */
+    List<String> list() throws DirectoryRefusedException;
+
+    /**
+     * Removes a temporary file left behind by an interrupted {@link #writeAtomically} (a crash,
+     * or a failed clean-up): only a name that {@link FileNames#temporaryTarget} accepts, and only
+     * when it is a regular file owned by the effective user. Removes the name relative to the
+     * retained descriptor and follows nothing.
+     *
+     * <p>RACE: a write in flight owns its temporary file, and removing it makes that write fail at
+     * its rename (uncertain). The caller must know that no write to the target can be in flight,
+     * in this process or another: for example by holding the lock every writer of the target
+     * holds.
+     *
+     * @param name a temporary name
+     * @return true when the file was removed, false when it did not exist
+     * @throws DirectoryRefusedException {@link DirectoryRefusedException.Category#NAME} for any
+     *     other name, the rule the entry breaks ({@code SYMLINK}, {@code TYPE}, {@code OWNER}),
+     *     or {@code IO}
+     * @throws IllegalStateException if the directory was opened {@link OpenMode#VALIDATE_ONLY}
+     */
+    boolean removeTemporary(String name) throws DirectoryRefusedException;
 
     /**
      * Opens (creating it with mode {@code 0600} if absent), validates and exclusively locks a

@@ -1,6 +1,7 @@
 package spice.authority.core;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import spice.authority.os.DirectoryRefusedException;
@@ -61,6 +62,7 @@ final class MemoryDirectory implements SecureDirectory {
     private boolean renameDurableOnCrash;
     private boolean faultIsError;
     private volatile String revalidateRefusal;
+    private volatile DirectoryRefusedException listFailure;
     private volatile Runnable onRevalidate;
     private boolean closed;
 
@@ -255,7 +257,7 @@ final class MemoryDirectory implements SecureDirectory {
         }
         requireSafeFile(name, status.get(name));
         if (b.length > maxBytes) {
-            throw new DirectoryRefusedException(Category.IO, path() + "/" + name, "larger than " + maxBytes + " bytes");
+            throw new DirectoryRefusedException(Category.SIZE, path() + "/" + name, "larger than " + maxBytes + " bytes");
         }
         return b.clone();
     }
@@ -299,6 +301,50 @@ final class MemoryDirectory implements SecureDirectory {
             }
             throw new DirectoryRefusedException(Category.IO, path(), "injected fault " + fault);
         }
+    }
+
+    /** Makes {@link #list()} fail with {@code failure} (null restores). */
+    void failList(DirectoryRefusedException failure) {
+        listFailure = failure;
+    }
+
+    @Override
+    public synchronized List<String> list() throws DirectoryRefusedException {
+        checkOpen();
+        DirectoryRefusedException failure = listFailure;
+        if (failure != null) {
+            throw failure;
+        }
+        return visible.keySet().stream().sorted().toList();
+    }
+
+    /**
+     * Puts a file under any name, valid or not (a temporary left by a crash, a near miss, a
+     * foreign file), as an outside process would.
+     */
+    synchronized void plant(String name, byte[] content) {
+        visible.put(name, content.clone());
+        durable.put(name, content.clone());
+        fresh(name);
+    }
+
+    @Override
+    public synchronized boolean removeTemporary(String name) throws DirectoryRefusedException {
+        if (FileNames.temporaryTarget(name).isEmpty()) {
+            throw new DirectoryRefusedException(Category.NAME, path() + "/" + FileNames.printable(name), "not a temporary name");
+        }
+        checkOpen();
+        Status s = status.get(name);
+        if (s == null) {
+            return false;
+        }
+        if (s.symlink()) {
+            throw new DirectoryRefusedException(Category.SYMLINK, path() + "/" + name, "is a symbolic link");
+        }
+        visible.remove(name);
+        durable.remove(name);
+        status.remove(name);
+        return true;
     }
 
     @Override
