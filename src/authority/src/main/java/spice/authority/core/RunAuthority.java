@@ -2,15 +2,21 @@ package spice.authority.core;
 
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.FileIdentity;
 import spice.authority.os.FileNames;
 import spice.authority.os.LockMode;
+import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectory;
 import spice.authority.os.StableLock;
+import spice.authority.os.UnsupportedPlatformException;
 import spice.authority.snapshot.crypto.AuthorityKey;
 import spice.authority.snapshot.crypto.Claim;
 import spice.authority.snapshot.crypto.ClaimInput;
@@ -44,6 +50,11 @@ import spice.authority.snapshot.payload.LifecycleStatus;
  *       {@code uncertain} and fences the run in this process (e.6); this holds for
  *       {@link #start} too, where the reference answers {@code unavailable} for every write
  *       failure.
+ *   <li>{@link #open} removes the temporary files of interrupted record and identity writes
+ *       ({@link #sweptTempFiles()}) before it returns, so never while one of its own transitions
+ *       is in flight, and never one that another process may still be writing: nothing else.
+ *   <li>{@link #listRecords()} lists the retained directory, never a path, and fails as a
+ *       whole rather than return a partial list.
  *   <li>Import verifies the keyed claim against the signed record before it creates or locks
  *       anything, then locks and re-reads to prove the record unchanged (stricter point 4). Every
  *       authenticity failure is the one {@link AuthorityException.Verification}.
@@ -55,27 +66,33 @@ public final class RunAuthority implements AutoCloseable {
     static final String IDENTITY_KEY = AuthorityIdentity.FILE_NAME;
     static final String IDENTITY_LOCK = "identity.lock";
     private static final long MAX_GENERATION = -1L; // 2^64-1, unsigned
+    /** A record file name as {@link RecordCodec#fileStem} makes them (wire-format d.1). */
+    private static final Pattern RECORD_FILE = Pattern.compile("run-[0-9a-f]{64}\\.state");
+    private static final System.Logger LOG = System.getLogger(RunAuthority.class.getName());
 
     private final SecureDirectory dir;
     private final AuthorityIdentity identity;
     /** The file {@code identity.key} named when its key was read or created (device and inode). */
     private final FileIdentity identityFile;
     private final HmacSha256 recordMac;
+    private final int sweptTempFiles;
     private final Set<String> fenced = ConcurrentHashMap.newKeySet();
     private final Object stateLock = new Object();
     private int leases;
     private boolean closing;
     private boolean shutDown;
 
-    private RunAuthority(SecureDirectory dir, AuthorityIdentity identity, FileIdentity identityFile) {
+    private RunAuthority(SecureDirectory dir, AuthorityIdentity identity, FileIdentity identityFile, int sweptTempFiles) {
         this.dir = dir;
         this.identity = identity;
         this.identityFile = identityFile;
         this.recordMac = new HmacSha256(identity.masterKey());
+        this.sweptTempFiles = sweptTempFiles;
     }
 
     /**
-     * Opens the authority in a bound directory: takes {@code identity.lock} (blocking), reads
+     * Opens the authority in a bound directory: takes {@code identity.lock} (blocking), removes
+     * the temporary files interrupted writes left behind (see {@link #sweptTempFiles()}), reads
      * {@code identity.key} or creates it once with fresh random scope and key, releases the lock.
      * The directory is owned by the returned authority from then on.
      *
@@ -88,6 +105,7 @@ public final class RunAuthority implements AutoCloseable {
             throw new AuthorityException.Unavailable("authority directory refused: " + e.getMessage());
         }
         try (StableLock ignored = dir.lock(IDENTITY_LOCK, LockMode.BLOCKING)) {
+            int swept = sweepTemporaries(dir);
             FileIdentity seen;
             try {
                 seen = checkIdentityFile(dir, null);
@@ -134,11 +152,94 @@ public final class RunAuthority implements AutoCloseable {
                 id.close();
                 throw new AuthorityException.Unavailable("identity file refused: " + e.getMessage());
             }
-            return new RunAuthority(dir, id, opened);
+            return new RunAuthority(dir, id, opened, swept);
         } catch (DirectoryRefusedException e) {
             throw new AuthorityException.Unavailable("identity lock refused: " + e.getMessage());
         } catch (IllegalArgumentException e) {
             throw new AuthorityException.Unavailable("identity file invalid: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Removes every temporary file of an interrupted write of {@code identity.key} or of a record
+     * ({@link FileNames#temporaryTarget}: {@code .identity.key.<24 hex>.tmp},
+     * {@code .run-<64 hex>.state.<24 hex>.tmp}), descriptor-relatively. Nothing else is touched:
+     * not lock files, not state files, not near misses, not temporaries of other targets. A
+     * failure is logged and leaves the file; it never stops the open (nothing reads these files).
+     * Called under {@code identity.lock}; a directory bound for validation only is left as it is.
+     *
+     * @return how many files were removed
+     */
+    private static int sweepTemporaries(SecureDirectory dir) {
+        if (dir.openMode() == OpenMode.VALIDATE_ONLY) {
+            return 0;
+        }
+        List<String> names;
+        try {
+            names = dir.list();
+        } catch (DirectoryRefusedException | UnsupportedPlatformException e) {
+            LOG.log(System.Logger.Level.WARNING, "leftover temporary files not swept: {0}", e.getMessage());
+            return 0;
+        }
+        int removed = 0;
+        for (String name : names) {
+            Optional<String> target = FileNames.temporaryTarget(name);
+            if (target.isEmpty()) {
+                continue;
+            }
+            try {
+                if (target.get().equals(IDENTITY_KEY)) {
+                    // RACE: identity.key is written only under identity.lock (here and in the
+                    // reference), and the caller holds it: no write of it is in flight.
+                    removed += dir.removeTemporary(name) ? 1 : 0;
+                } else if (RECORD_FILE.matcher(target.get()).matches()) {
+                    removed += removeRecordTemporary(dir, name, target.get()) ? 1 : 0;
+                }
+            } catch (DirectoryRefusedException e) {
+                LOG.log(System.Logger.Level.WARNING, "leftover temporary file kept: {0}", e.getMessage());
+            }
+        }
+        if (removed > 0) {
+            LOG.log(System.Logger.Level.INFO, "removed {0} leftover temporary file(s) of interrupted writes in {1}",
+                    removed, FileNames.printable(dir.path()));
+        }
+        return removed;
+    }
+
+    /**
+     * Removes the temporary file of an interrupted write of record {@code target}, unless a
+     * write of it may be in flight.
+     *
+     * <p>RACE: every writer of a record (this authority, another process sharing the directory,
+     * the reference) holds the run's stable lock while it writes, and lock files are never
+     * removed. So when the lock file does not exist no writer has ever held it and the temporary
+     * is no write's in flight; when it exists, the temporary is removed only while we hold the
+     * lock ourselves (non-blocking); a live owner ({@code busy}) keeps it.
+     *
+     * @return whether the file was removed
+     */
+    private static boolean removeRecordTemporary(SecureDirectory dir, String temp, String target)
+            throws DirectoryRefusedException {
+        String lockName = target.substring(0, target.length() - ".state".length()) + FileNames.LOCK_SUFFIX;
+        try {
+            dir.checkFile(lockName);
+        } catch (DirectoryRefusedException e) {
+            if (e.category() == DirectoryRefusedException.Category.MISSING) {
+                return dir.removeTemporary(temp);
+            }
+            throw e;
+        }
+        StableLock lock;
+        try {
+            lock = dir.lock(lockName, LockMode.NON_BLOCKING);
+        } catch (DirectoryRefusedException e) {
+            if (e.category() == DirectoryRefusedException.Category.BUSY) {
+                return false;
+            }
+            throw e;
+        }
+        try (lock) {
+            return dir.removeTemporary(temp);
         }
     }
 
@@ -175,6 +276,14 @@ public final class RunAuthority implements AutoCloseable {
         synchronized (stateLock) {
             return shutDown ? "closed" : closing ? "closing" : "open";
         }
+    }
+
+    /**
+     * How many temporary files of interrupted writes {@link #open} removed (for a metric). Their
+     * names are not kept: they carry nothing but a run's hashed name and random digits.
+     */
+    public int sweptTempFiles() {
+        return sweptTempFiles;
     }
 
     /** Whether a run is fenced as uncertain in this process. */
@@ -362,6 +471,75 @@ public final class RunAuthority implements AutoCloseable {
                 return Optional.empty();
             }
             throw new AuthorityException.Unavailable("record refused: " + e.getMessage());
+        }
+        RunRecord rec = verifyMac(file);
+        if (!(RecordCodec.fileStem(rec.runId()) + ".state").equals(fileName)) {
+            throw new AuthorityException.Verification();
+        }
+        return Optional.of(requireOurs(rec, rec.runId()));
+    }
+
+    /**
+     * Lists the records of the directory: every {@code run-*.state} entry of the retained
+     * directory (never listed by path) is read and verified as {@link #readStateFile} does.
+     * Entries that are not a record of this authority (unverifiable, foreign, misnamed, a
+     * symbolic link, the wrong type, owner, mode or size) are counted, not listed; entries gone
+     * since the listing are skipped; other files are ignored.
+     *
+     * @return the verified records by run ID, and the count of the others
+     * @throws AuthorityException.Unavailable when the directory cannot be listed, or a record
+     *     cannot be read for an I/O error: never a partial listing
+     */
+    public RecordListing listRecords() throws AuthorityException {
+        acquireLease(); // keeps the directory and the record key open while they are used
+        try {
+            List<String> names;
+            try {
+                names = dir.list();
+            } catch (DirectoryRefusedException | UnsupportedPlatformException e) {
+                throw new AuthorityException.Unavailable("authority directory cannot be listed: " + e.getMessage());
+            }
+            List<RunRecord> records = new ArrayList<>();
+            int unreadable = 0;
+            for (String name : names) {
+                if (!name.startsWith("run-") || !name.endsWith(".state")) {
+                    continue;
+                }
+                try {
+                    listedRecord(name).ifPresent(records::add);
+                } catch (AuthorityException.Verification e) {
+                    unreadable++;
+                }
+            }
+            records.sort(Comparator.comparing(RunRecord::runId));
+            return new RecordListing(records, unreadable);
+        } finally {
+            releaseLease();
+        }
+    }
+
+    /**
+     * One listed record.
+     *
+     * @return empty when the file is gone since the listing
+     * @throws AuthorityException.Verification when the entry is not a record of this authority
+     * @throws AuthorityException.Unavailable for an I/O error
+     */
+    private Optional<RunRecord> listedRecord(String fileName) throws AuthorityException {
+        if (!RECORD_FILE.matcher(fileName).matches()) {
+            throw new AuthorityException.Verification();
+        }
+        byte[] file;
+        try {
+            file = dir.read(fileName, RecordCodec.MAX_FILE_BYTES);
+        } catch (DirectoryRefusedException e) {
+            switch (e.category()) {
+                case MISSING -> {
+                    return Optional.empty(); // RACE: removed since the listing
+                }
+                case IO -> throw new AuthorityException.Unavailable("record cannot be read: " + e.getMessage());
+                default -> throw new AuthorityException.Verification(); // not a record file of ours
+            }
         }
         RunRecord rec = verifyMac(file);
         if (!(RecordCodec.fileStem(rec.runId()) + ".state").equals(fileName)) {
