@@ -13,13 +13,12 @@ import spice.authority.core.RunAuthority;
 import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectories;
 import spice.authority.os.SecureDirectory;
-import spice.authority.os.posix.PosixBenchmarkSupport;
 import spice.authority.snapshot.payload.Snapshot;
 
 /**
  * Paired harness for the durable-write targets (fsync-dominated, so JMH runs that measure one
  * variant after the other on a shared machine drift): each round runs, in rotating order,
- * (a) the bare durable write of a record-sized file through the FFM door, (b) the SPI's atomic
+ * (a) the bare durable write of a record-sized file ({@link BareDurableWrite}), (b) the SPI's atomic
  * write of the same bytes, and (c) one run-authority transition (alternately sign SUSPENDED and
  * local resume on one run: one re-validation and one atomic record write each). Prints medians,
  * p90 and the ratios b/a (target 1.2) and c/a (target 1.3).
@@ -51,6 +50,7 @@ public final class DurableWritePairs {
         new SecureRandom().nextBytes(record);
         try (SecureDirectory bareDir = provider.open(root.resolve("bare").toString(), OpenMode.CREATE_OR_VALIDATE);
              SecureDirectory atomicDir = provider.open(root.resolve("atomic").toString(), OpenMode.CREATE_OR_VALIDATE);
+             BareDurableWrite bareWrite = new BareDurableWrite(bareDir);
              RunAuthority authority = RunAuthority.open(
                      provider.open(root.resolve("authority").toString(), OpenMode.CREATE_OR_VALIDATE), new SecureRandom())) {
             String payload = "{\"version\":\"spice.agent.snapshot/v1alpha2\",\"run_id\":\"pairs\",\"definition\":{\"name\":\"test\","
@@ -71,7 +71,7 @@ public final class DurableWritePairs {
                     int which = (i + k + warmup) % 3;
                     long t0 = System.nanoTime();
                     switch (which) {
-                        case 0 -> PosixBenchmarkSupport.bareDurableWrite(bareDir, "bench.state", record);
+                        case 0 -> bareWrite.write("bench.state", record);
                         case 1 -> atomicDir.writeAtomically("bench.state", record);
                         default -> {
                             if (suspend) {

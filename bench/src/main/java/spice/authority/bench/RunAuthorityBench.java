@@ -28,14 +28,13 @@ import spice.authority.core.RunAuthority;
 import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectory;
 import spice.authority.os.SecureDirectories;
-import spice.authority.os.posix.PosixBenchmarkSupport;
 import spice.authority.snapshot.payload.Snapshot;
 
 /**
  * The run authority's durable transitions on the real directory: one start → signSuspended →
  * resumeLocal → signTerminal cycle (four durable record writes, each preceded by the directory
  * re-validation) single-threaded and with 8 threads on distinct runs, beside the bare durable
- * write of a record-sized file through the same FFM door (write, fsync, rename, fsync directory).
+ * write of a record-sized file ({@link BareDurableWrite}: write, fsync, rename, fsync directory).
  *
  * <p>Per-transition cost = cycle time / 4; target: within 1.3x the bare write.
  */
@@ -48,6 +47,7 @@ import spice.authority.snapshot.payload.Snapshot;
 public class RunAuthorityBench {
     private Path root;
     private SecureDirectory baselineDir;
+    private BareDurableWrite baseline;
     private RunAuthority authority;
     private final AtomicLong runs = new AtomicLong();
     private final byte[] record = new byte[420];
@@ -59,6 +59,7 @@ public class RunAuthorityBench {
         authority = RunAuthority.open(SecureDirectories.provider().open(root.resolve("authority").toString(),
                 OpenMode.CREATE_OR_VALIDATE), new SecureRandom());
         baselineDir = SecureDirectories.provider().open(root.resolve("baseline").toString(), OpenMode.CREATE_OR_VALIDATE);
+        baseline = new BareDurableWrite(baselineDir);
         new SecureRandom().nextBytes(record);
         payloadTemplate = "{\"version\":\"spice.agent.snapshot/v1alpha2\",\"run_id\":\"RUN\",\"definition\":{\"name\":\"test\","
                 + "\"model\":\"model\",\"max_turns\":3},\"completed_turns\":1,\"history\":[{\"id\":\"input-1\",\"role\":\"user\","
@@ -71,6 +72,7 @@ public class RunAuthorityBench {
     @TearDown(Level.Trial)
     public void tearDown() throws IOException {
         authority.close();
+        baseline.close();
         baselineDir.close();
         try (Stream<Path> walk = Files.walk(root)) {
             for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
@@ -110,6 +112,6 @@ public class RunAuthorityBench {
     /** One bare durable write of a record-sized file (the baseline of one transition). */
     @Benchmark
     public void bareDurableWrite() {
-        PosixBenchmarkSupport.bareDurableWrite(baselineDir, "bench.state", record);
+        baseline.write("bench.state", record);
     }
 }

@@ -23,7 +23,6 @@ import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectories;
 import spice.authority.os.SecureDirectory;
 import spice.authority.os.SecureDirectoryProvider;
-import spice.authority.os.posix.PosixBenchmarkSupport;
 
 /**
  * The authority directory on POSIX (issue 3):
@@ -33,7 +32,8 @@ import spice.authority.os.posix.PosixBenchmarkSupport;
  *   <li>{@code revalidate8Deep}: the re-validation run before every durable transition;</li>
  *   <li>{@code atomicWrite1KiB} against {@code bareWrite1KiB}: one durable 1 KiB record through
  *       {@link SecureDirectory#writeAtomically} and the same write, fsync, rename and directory
- *       fsync through the same FFM door without the checks. Target: atomic within 1.2x bare.</li>
+ *       fsync without the checks ({@link BareDurableWrite}, through {@code java.nio}). Target:
+ *       atomic within 1.2x bare.</li>
  * </ul>
  * The directory lives under {@code -Dspice.bench.dir} (default {@code java.io.tmpdir}); run it
  * on the file system you care about, since fsync dominates the write figures.
@@ -55,6 +55,7 @@ public class SecureDirectoryBenchmark {
     private Path root;
     private String deep;
     private SecureDirectory directory;
+    private BareDurableWrite bare;
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
@@ -68,6 +69,7 @@ public class SecureDirectoryBenchmark {
         }
         deep = leaf.resolve("auth").toString();
         directory = provider.open(deep, OpenMode.CREATE_OR_VALIDATE);
+        bare = new BareDurableWrite(directory);
         for (int i = 0; i < record.length; i++) {
             record[i] = (byte) ('a' + i % 26);
         }
@@ -75,6 +77,7 @@ public class SecureDirectoryBenchmark {
 
     @TearDown(Level.Trial)
     public void tearDown() throws IOException {
+        bare.close();
         directory.close();
         Files.walkFileTree(root, new SimpleFileVisitor<>() {
             @Override
@@ -110,6 +113,6 @@ public class SecureDirectoryBenchmark {
 
     @Benchmark
     public void bareWrite1KiB() {
-        PosixBenchmarkSupport.bareDurableWrite(directory, BARE, record);
+        bare.write(BARE, record);
     }
 }

@@ -84,6 +84,10 @@ final class Libc {
         static final MethodHandle SYSCALL_2 = downcall("syscall",
                 FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG),
                 Linker.Option.firstVariadicArg(1));
+        /** {@code syscall(number, int, void *, size_t)}: the pointer is a full 64-bit variadic word. */
+        static final MethodHandle SYSCALL_INT_PTR_LEN = downcall("syscall",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG),
+                Linker.Option.firstVariadicArg(1));
         static final MethodHandle EVENTFD = downcall("eventfd",
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
         /** {@code nfds_t} is {@code unsigned long} on Linux (an {@code unsigned int} on macOS). */
@@ -353,6 +357,39 @@ final class Libc {
                     return Math.toIntExact(r);
                 }
                 retryOrThrow(cs, "pidfd_open");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /**
+     * {@code ssize_t getdents64(int fd, void *dirp, size_t count);} (Linux), made as
+     * {@code syscall(SYS_getdents64, fd, dirp, count)} so that it does not need glibc 2.30.
+     * Fills {@code buf} with whole {@code struct linux_dirent64} records (layout in
+     * {@link PosixPlatform}) and returns how many bytes it filled: 0 at the end of the
+     * directory. Unlike {@code readdir(3)}, whose end and whose failure both return NULL and
+     * differ only in an {@code errno} that would have to be zeroed before the call, a failure
+     * here is -1 with the errno captured for this call: an I/O error can never pass for the end
+     * of the directory.
+     */
+    static int getdents64(int fd, byte[] buf) throws PosixException {
+        if (!P.hasGetdents64()) {
+            throw new UnsupportedOperationException("no getdents64 on " + P.name);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            MemorySegment native_ = arena.allocate(Math.max(buf.length, 1), 8);
+            while (true) {
+                long r = (long) LinuxOnly.SYSCALL_INT_PTR_LEN.invokeExact(cs, P.SYS_getdents64, (long) fd, native_,
+                        (long) buf.length);
+                if (r >= 0) {
+                    MemorySegment.copy(native_, ValueLayout.JAVA_BYTE, 0, buf, 0, (int) r);
+                    return (int) r;
+                }
+                retryOrThrow(cs, "getdents64");
             }
         } catch (PosixException e) {
             throw e;

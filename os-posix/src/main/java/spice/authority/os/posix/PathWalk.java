@@ -23,6 +23,7 @@ import spice.authority.os.FileNames;
  * {@code O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC}, so no symbolic link is ever followed and
  * no string path is resolved twice. The ancestry rule is checked on the way down, before a
  * component is opened or created, so a refusal of an existing component creates nothing.
+ * Every call goes through the {@link Syscalls} the directory was given.
  */
 final class PathWalk {
 
@@ -34,11 +35,13 @@ final class PathWalk {
     record Bound(int fd, FileStat stat, boolean createdLeaf) {}
 
     private final PosixPlatform p = Libc.P;
+    private final Syscalls sys;
     private final String path;
     private final List<String> components;
     private final long euid;
 
-    private PathWalk(String path, List<String> components, long euid) {
+    private PathWalk(Syscalls sys, String path, List<String> components, long euid) {
+        this.sys = sys;
         this.path = path;
         this.components = components;
         this.euid = euid;
@@ -49,7 +52,7 @@ final class PathWalk {
      *
      * @throws DirectoryRefusedException {@code NAME} naming the offending component
      */
-    static PathWalk of(String path, long euid) throws DirectoryRefusedException {
+    static PathWalk of(Syscalls sys, String path, long euid) throws DirectoryRefusedException {
         if (path == null || path.isEmpty()) {
             throw new DirectoryRefusedException(NAME, "<empty>", "the path is empty");
         }
@@ -87,7 +90,7 @@ final class PathWalk {
             }
             parts.add(c);
         }
-        return new PathWalk(path, List.copyOf(parts), euid);
+        return new PathWalk(sys, path, List.copyOf(parts), euid);
     }
 
     String path() {
@@ -112,7 +115,7 @@ final class PathWalk {
         try {
             String parentShown = "/";
             try {
-                fd = Libc.openat(p.AT_FDCWD, "/", p.O_RDONLY | p.O_DIRECTORY | p.O_CLOEXEC, 0);
+                fd = sys.openat(p.AT_FDCWD, "/", p.O_RDONLY | p.O_DIRECTORY | p.O_CLOEXEC, 0);
             } catch (PosixException e) {
                 throw io("/", e);
             }
@@ -139,13 +142,13 @@ final class PathWalk {
                 created = false;
                 int child;
                 try {
-                    child = Libc.openat(fd, name, dirFlags(), 0);
+                    child = sys.openat(fd, name, dirFlags(), 0);
                 } catch (PosixException e) {
                     if (e.errno() != p.ENOENT || !create) {
                         throw classify(fd, name, shown, leaf, e);
                     }
                     try {
-                        Libc.mkdirat(fd, name, LEAF_MODE);
+                        sys.mkdirat(fd, name, LEAF_MODE);
                         created = true;
                     } catch (PosixException m) {
                         if (m.errno() != p.EEXIST) { // RACE: someone else created it: validate it like any existing one
@@ -153,14 +156,14 @@ final class PathWalk {
                         }
                     }
                     try {
-                        child = Libc.openat(fd, name, dirFlags(), 0);
+                        child = sys.openat(fd, name, dirFlags(), 0);
                     } catch (PosixException e2) {
                         throw classify(fd, name, shown, leaf, e2);
                     }
                 }
                 int parent = fd;
                 fd = child;
-                closeQuietly(parent);
+                sys.closeQuietly(parent);
 
                 st = stat(fd, shown);
                 if (!st.isDirectory()) {
@@ -173,7 +176,7 @@ final class PathWalk {
                 }
                 if (created && st.uid() == euid) {
                     try {
-                        Libc.fchmod(fd, LEAF_MODE);
+                        sys.fchmod(fd, LEAF_MODE);
                     } catch (PosixException e) {
                         throw io(shown, e);
                     }
@@ -195,7 +198,7 @@ final class PathWalk {
             return new Bound(fd, st, created);
         } finally {
             if (!ok && fd >= 0) {
-                closeQuietly(fd);
+                sys.closeQuietly(fd);
             }
         }
     }
@@ -217,7 +220,7 @@ final class PathWalk {
             // RACE: the component may change between the failed open and this fstatat; that only
             // changes which refusal is reported, never whether one is.
             try {
-                FileStat s = Libc.fstatat(parentFd, name, p.AT_SYMLINK_NOFOLLOW);
+                FileStat s = sys.fstatat(parentFd, name, p.AT_SYMLINK_NOFOLLOW);
                 if (s.isSymlink()) {
                     return new DirectoryRefusedException(SYMLINK, shown, "is a symbolic link");
                 }
@@ -235,7 +238,7 @@ final class PathWalk {
         if (errno == p.EACCES || errno == p.EPERM) {
             // Not traversable by us: say whose it is when that alone breaks a rule.
             try {
-                FileStat s = Libc.fstatat(parentFd, name, p.AT_SYMLINK_NOFOLLOW);
+                FileStat s = sys.fstatat(parentFd, name, p.AT_SYMLINK_NOFOLLOW);
                 if (!trusted(s.uid()) || (leaf && s.uid() != euid)) {
                     return new DirectoryRefusedException(OWNER, shown, "owned by uid " + s.uid() + ", "
                             + (leaf ? "not the effective user " : "neither root nor the effective user ") + euid);
@@ -248,9 +251,9 @@ final class PathWalk {
         return io(shown, e);
     }
 
-    private static FileStat stat(int fd, String shown) throws DirectoryRefusedException {
+    private FileStat stat(int fd, String shown) throws DirectoryRefusedException {
         try {
-            return Libc.fstat(fd);
+            return sys.fstat(fd);
         } catch (PosixException e) {
             throw io(shown, e);
         }
@@ -262,13 +265,5 @@ final class PathWalk {
 
     static String octal(int mode) {
         return String.format("%04o", mode);
-    }
-
-    static void closeQuietly(int fd) {
-        try {
-            Libc.close(fd);
-        } catch (PosixException ignored) {
-            // SECURITY: the descriptor is released by the kernel even when close reports an error.
-        }
     }
 }

@@ -42,6 +42,13 @@ final class PosixPlatform {
      * {@code ProcessConstantsTest} checks them against the headers instead.
      */
     private final Map<String, Long> processConstants;
+    /**
+     * Directory listing: the {@code getdents64} syscall number and the layout of
+     * {@code struct linux_dirent64}. Empty where listing is not implemented (macOS: see
+     * {@link #hasGetdents64()}). Kept apart like {@link #processConstants()};
+     * {@code DirentLayoutTest} checks them against the headers.
+     */
+    private final Map<String, Long> directoryConstants;
 
     final int statSize;
     final Field stDev;
@@ -89,8 +96,15 @@ final class PosixPlatform {
     final int EFD_CLOEXEC;
     final int EFD_NONBLOCK;
 
+    /** {@code SYS_getdents64} of {@code <sys/syscall.h>}; -1 where listing is not implemented. */
+    final long SYS_getdents64;
+    /** Offsets in {@code struct linux_dirent64}: {@code d_reclen} (u16) and {@code d_name}. */
+    final int direntReclen;
+    final int direntName;
+
     private PosixPlatform(String name, String fstatSymbol, String fstatatSymbol, long overflowUid,
-                          Map<String, Long> constants, Map<String, Long> processConstants) {
+                          Map<String, Long> constants, Map<String, Long> processConstants,
+                          Map<String, Long> directoryConstants) {
         this.name = name;
         this.fstatSymbol = fstatSymbol;
         this.fstatatSymbol = fstatatSymbol;
@@ -138,6 +152,29 @@ final class PosixPlatform {
         POLLNVAL = p("POLLNVAL");
         EFD_CLOEXEC = Math.toIntExact(processConstants.getOrDefault("EFD_CLOEXEC", -1L));
         EFD_NONBLOCK = Math.toIntExact(processConstants.getOrDefault("EFD_NONBLOCK", -1L));
+        this.directoryConstants = Map.copyOf(directoryConstants);
+        SYS_getdents64 = directoryConstants.getOrDefault("SYS_getdents64", -1L);
+        direntReclen = Math.toIntExact(directoryConstants.getOrDefault("offsetof.dirent64.d_reclen", -1L));
+        direntName = Math.toIntExact(directoryConstants.getOrDefault("offsetof.dirent64.d_name", -1L));
+        if (SYS_getdents64 >= 0 && directoryConstants.get("sizeof.dirent64.d_reclen") != 2L) {
+            throw new IllegalStateException("platform table " + name + ": d_reclen must be 2 bytes");
+        }
+    }
+
+    /**
+     * Whether this platform lists directories with {@code getdents64} (Linux).
+     *
+     * <p>PARTIAL: macOS has no {@code getdents64}; listing there would need
+     * {@code fdopendir}/{@code readdir_r} ({@code $INODE64} symbols on x86_64) and the macOS
+     * {@code struct dirent} (d_name at offset 21), which is not written yet.
+     */
+    boolean hasGetdents64() {
+        return SYS_getdents64 >= 0 && direntReclen >= 0 && direntName > direntReclen;
+    }
+
+    /** The directory-listing constants by C name (not part of {@link #constants()}). */
+    Map<String, Long> directoryConstants() {
+        return directoryConstants;
     }
 
     /** Whether this platform watches processes with pidfd (Linux). */
@@ -284,6 +321,22 @@ final class PosixPlatform {
         return m;
     }
 
+    /**
+     * Linux {@code struct linux_dirent64} (glibc's {@code struct dirent64}), the same on x86_64
+     * and aarch64: {@code u64 d_ino} at 0, {@code s64 d_off} at 8, {@code u16 d_reclen} at 16,
+     * {@code u8 d_type} at 18, {@code char d_name[]} from 19.
+     */
+    private static Map<String, Long> linuxDirectory(long sysGetdents64) {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("SYS_getdents64", sysGetdents64);
+        m.put("offsetof.dirent64.d_ino", 0L);
+        m.put("offsetof.dirent64.d_reclen", 16L);
+        m.put("sizeof.dirent64.d_reclen", 2L);
+        m.put("offsetof.dirent64.d_type", 18L);
+        m.put("offsetof.dirent64.d_name", 19L);
+        return m;
+    }
+
     private static Map<String, Long> linuxCommon() {
         Map<String, Long> m = common();
         m.put("O_CREAT", 0100L);
@@ -318,7 +371,7 @@ final class PosixPlatform {
         stat(m, "st_uid", 28, 4);
         stat(m, "st_gid", 32, 4);
         stat(m, "st_size", 48, 8);
-        return new PosixPlatform("linux-x86_64", "fstat", "fstatat", 65534, m, linuxProcess());
+        return new PosixPlatform("linux-x86_64", "fstat", "fstatat", 65534, m, linuxProcess(), linuxDirectory(217));
     }
 
     /** glibc/musl aarch64: the asm-generic {@code struct stat}; mode before a 4-byte nlink. */
@@ -334,7 +387,7 @@ final class PosixPlatform {
         stat(m, "st_uid", 24, 4);
         stat(m, "st_gid", 28, 4);
         stat(m, "st_size", 48, 8);
-        return new PosixPlatform("linux-aarch64", "fstat", "fstatat", 65534, m, linuxProcess());
+        return new PosixPlatform("linux-aarch64", "fstat", "fstatat", 65534, m, linuxProcess(), linuxDirectory(61));
     }
 
     /** macOS, 64-bit inodes (the only layout on arm64; {@code $INODE64} symbols on x86_64). */
@@ -366,7 +419,7 @@ final class PosixPlatform {
         stat(m, "st_uid", 16, 4);
         stat(m, "st_gid", 20, 4);
         stat(m, "st_size", 96, 8);
-        return new PosixPlatform(name, fstat, fstatat, -1, m, processCommon());
+        return new PosixPlatform(name, fstat, fstatat, -1, m, processCommon(), Map.of());
     }
 
     @Override

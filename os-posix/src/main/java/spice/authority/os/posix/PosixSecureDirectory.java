@@ -9,15 +9,16 @@ import static spice.authority.os.DirectoryRefusedException.Category.MODE;
 import static spice.authority.os.DirectoryRefusedException.Category.NAME;
 import static spice.authority.os.DirectoryRefusedException.Category.OWNER;
 import static spice.authority.os.DirectoryRefusedException.Category.PERMS;
+import static spice.authority.os.DirectoryRefusedException.Category.SIZE;
 import static spice.authority.os.DirectoryRefusedException.Category.SYMLINK;
 import static spice.authority.os.DirectoryRefusedException.Category.TYPE;
-import static spice.authority.os.posix.PathWalk.closeQuietly;
 import static spice.authority.os.posix.PathWalk.io;
 import static spice.authority.os.posix.PathWalk.octal;
 
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.FileIdentity;
@@ -26,29 +27,23 @@ import spice.authority.os.LockMode;
 import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectory;
 import spice.authority.os.StableLock;
+import spice.authority.os.UnsupportedPlatformException;
 
 /**
  * The POSIX {@link SecureDirectory}: a retained directory descriptor and {@code *at()} calls
- * relative to it (wire-format d.4, d.5 and d.7).
+ * relative to it (wire-format d.4, d.5 and d.7), all made through the {@link Syscalls} it was
+ * opened with ({@link Syscalls#LIBC} in production).
  */
 final class PosixSecureDirectory implements SecureDirectory {
 
     static final int FILE_MODE = 0600;
     private static final int READ_CHUNK = 64 * 1024;
+    /** Bytes asked of one {@code getdents64}: a few hundred entries of this directory's names. */
+    private static final int DIRENT_CHUNK = 32 * 1024;
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    /** The steps of {@link #writeAtomically}, for fault injection in tests. */
-    enum WriteStep { OPEN_TEMP, FCHMOD, WRITE, FSYNC_FILE, CLOSE, RENAME, FSYNC_DIR }
-
-    /** Test hook: may throw before a step of {@link #writeAtomically} to simulate a failing call. */
-    @FunctionalInterface
-    interface WriteFault {
-        void before(WriteStep step) throws PosixException;
-    }
-
-    private static final WriteFault NO_FAULT = step -> {};
-
     private final PosixPlatform p = Libc.P;
+    private final Syscalls sys;
     private final PathWalk walk;
     private final long euid;
     private final int dirfd;
@@ -57,9 +52,9 @@ final class PosixSecureDirectory implements SecureDirectory {
     private final OpenMode openMode;
     private final ReentrantReadWriteLock closeLock = new ReentrantReadWriteLock();
     private boolean closed; // guarded by closeLock
-    private volatile WriteFault fault = NO_FAULT;
 
-    private PosixSecureDirectory(PathWalk walk, long euid, PathWalk.Bound bound, OpenMode openMode) {
+    private PosixSecureDirectory(Syscalls sys, PathWalk walk, long euid, PathWalk.Bound bound, OpenMode openMode) {
+        this.sys = sys;
         this.walk = walk;
         this.euid = euid;
         this.dirfd = bound.fd();
@@ -68,15 +63,15 @@ final class PosixSecureDirectory implements SecureDirectory {
         this.openMode = openMode;
     }
 
-    static PosixSecureDirectory open(String path, OpenMode mode) throws DirectoryRefusedException {
-        long euid = Libc.geteuid();
-        PathWalk walk = PathWalk.of(path, euid);
+    /**
+     * Binds {@code path}; every call of the returned directory, its walks and its locks goes
+     * through {@code sys}.
+     */
+    static PosixSecureDirectory open(String path, OpenMode mode, Syscalls sys) throws DirectoryRefusedException {
+        long euid = sys.geteuid();
+        PathWalk walk = PathWalk.of(sys, path, euid);
         PathWalk.Bound bound = walk.walk(mode == OpenMode.CREATE_OR_VALIDATE);
-        return new PosixSecureDirectory(walk, euid, bound, mode);
-    }
-
-    void setFaultForTest(WriteFault fault) {
-        this.fault = fault == null ? NO_FAULT : fault;
+        return new PosixSecureDirectory(sys, walk, euid, bound, mode);
     }
 
     @Override
@@ -104,7 +99,7 @@ final class PosixSecureDirectory implements SecureDirectory {
         enter();
         try {
             PathWalk.Bound now = walk.walk(false);
-            closeQuietly(now.fd());
+            sys.closeQuietly(now.fd());
             FileIdentity walked = now.stat().identity();
             // SECURITY: the path must still lead to the descriptor every operation uses.
             if (!walked.equals(identity)) {
@@ -126,7 +121,7 @@ final class PosixSecureDirectory implements SecureDirectory {
             try {
                 // SECURITY: AT_SYMLINK_NOFOLLOW: a symbolic link is judged itself (and refused),
                 // never the file it points to. Nothing is opened, so a FIFO cannot block.
-                st = Libc.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
+                st = sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
             } catch (PosixException e) {
                 if (e.errno() == p.ENOENT) {
                     throw new DirectoryRefusedException(MISSING, shown, "does not exist");
@@ -158,7 +153,7 @@ final class PosixSecureDirectory implements SecureDirectory {
                 }
                 return readBounded(fd, (int) st.size(), maxBytes, shown);
             } finally {
-                closeQuietly(fd);
+                sys.closeQuietly(fd);
             }
         } finally {
             exit();
@@ -178,7 +173,7 @@ final class PosixSecureDirectory implements SecureDirectory {
                     Arrays.fill(buf, (byte) 0);
                     buf = grown;
                 }
-                int n = Libc.read(fd, buf, total, Math.min(READ_CHUNK, buf.length - total));
+                int n = sys.read(fd, buf, total, Math.min(READ_CHUNK, buf.length - total));
                 if (n == 0) {
                     break;
                 }
@@ -195,12 +190,23 @@ final class PosixSecureDirectory implements SecureDirectory {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Every refusal thrown before {@code renameat} is called carries
+     * {@link DirectoryRefusedException#nothingWritten()}; from the call of {@code renameat} on,
+     * none does. The temporary file is unlinked on every path that did not rename it.
+     */
     @Override
     public void writeAtomically(String name, byte[] data) throws DirectoryRefusedException {
-        FileNames.requireValid(shownPath(), name);
+        try {
+            FileNames.requireValid(shownPath(), name);
+        } catch (DirectoryRefusedException e) {
+            throw e.asNothingWritten();
+        }
         String shown = shown(name);
         if (FileNames.isLockName(name)) {
-            throw new DirectoryRefusedException(NAME, shown, "lock files are never written or replaced");
+            throw new DirectoryRefusedException(NAME, shown, "lock files are never written or replaced", true);
         }
         if (openMode == OpenMode.VALIDATE_ONLY) {
             throw new IllegalStateException("directory opened for validation only: " + shownPath());
@@ -213,64 +219,172 @@ final class PosixSecureDirectory implements SecureDirectory {
             // lives on under the other name); only the directory's owner can do that, and the
             // rename replaces the name whatever it names then.
             try {
-                requireSafeFile(Libc.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW), shown);
+                requireSafeFile(sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW), shown);
             } catch (PosixException e) {
                 if (e.errno() != p.ENOENT) {
-                    throw io(shown, e);
+                    throw io(shown, e).asNothingWritten();
                 }
+            } catch (DirectoryRefusedException e) {
+                throw e.asNothingWritten();
             }
-            byte[] random = new byte[12];
-            RANDOM.nextBytes(random);
-            String temp = "." + name + "." + HexFormat.of().formatHex(random) + ".tmp";
-            WriteFault f = fault;
+            byte[] nonce = new byte[FileNames.TEMPORARY_NONCE_BYTES];
+            RANDOM.nextBytes(nonce);
+            String temp = FileNames.temporaryName(name, nonce);
             int fd = -1;
-            boolean created = false;
-            boolean renamed = false;
+            boolean tempExists = false; // as far as we know: created, and neither renamed nor removed
+            boolean renameCalled = false;
             try {
-                f.before(WriteStep.OPEN_TEMP);
-                fd = Libc.openat(dirfd, temp,
+                fd = sys.openat(dirfd, temp,
                         p.O_WRONLY | p.O_CREAT | p.O_EXCL | p.O_NOFOLLOW | p.O_CLOEXEC, FILE_MODE);
-                created = true;
+                tempExists = true;
                 // SECURITY: the file is ours (O_EXCL); fix its mode so the umask cannot matter.
-                f.before(WriteStep.FCHMOD);
-                Libc.fchmod(fd, FILE_MODE);
-                f.before(WriteStep.WRITE);
+                sys.fchmod(fd, FILE_MODE);
                 for (int off = 0; off < content.length; ) {
-                    int n = Libc.write(fd, content, off, content.length - off);
+                    int n = sys.write(fd, content, off, content.length - off);
                     if (n <= 0) {
                         throw new PosixException(p.errnoValue("EIO"), "write (no progress)");
                     }
                     off += n;
                 }
-                f.before(WriteStep.FSYNC_FILE);
-                Libc.fsync(fd);
-                f.before(WriteStep.CLOSE);
+                sys.fsync(fd);
                 int toClose = fd;
                 fd = -1;
-                Libc.close(toClose);
-                f.before(WriteStep.RENAME);
-                Libc.renameat(dirfd, temp, dirfd, name);
-                renamed = true;
-                f.before(WriteStep.FSYNC_DIR);
-                Libc.fsync(dirfd);
+                sys.close(toClose);
+                // From the call of renameat on, the outcome is unknown to the caller: the rename may
+                // take effect even when it reports an error, and the directory flush decides
+                // whether it is durable.
+                renameCalled = true;
+                sys.renameat(dirfd, temp, dirfd, name);
+                tempExists = false;
+                sys.fsync(dirfd);
             } catch (PosixException e) {
-                throw new DirectoryRefusedException(IO, shown, e.getMessage() + (renamed
-                        ? "; the new content is in place but may not be durable"
-                        : "; the old content is unchanged"));
+                // After a failed rename the temporary name is unlinked as well: if the rename took
+                // effect after all, the name no longer exists (ENOENT), and the new content, now
+                // under the target name, is not touched.
+                boolean removed = !tempExists || removeQuietly(temp);
+                tempExists = false;
+                String left = removed ? "" : "; the temporary file could not be removed";
+                if (renameCalled) {
+                    throw new DirectoryRefusedException(IO, shown, e.getMessage()
+                            + "; the new content may be in place, and may not be durable" + left);
+                }
+                throw new DirectoryRefusedException(IO, shown, e.getMessage() + left, true);
             } finally {
                 if (fd >= 0) {
-                    closeQuietly(fd);
+                    sys.closeQuietly(fd);
                 }
-                if (created && !renamed) {
-                    try {
-                        Libc.unlinkat(dirfd, temp, 0);
-                    } catch (PosixException ignored) {
-                        // best effort; the name is random and reserved (leading '.')
-                    }
+                if (tempExists) {
+                    removeQuietly(temp); // a RuntimeException or Error: the caller will treat it as uncertain
                 }
             }
         } finally {
             Arrays.fill(content, (byte) 0); // SECURITY: the content may be the identity key
+            exit();
+        }
+    }
+
+    /**
+     * Unlinks a temporary file this directory created, relative to the descriptor.
+     *
+     * @return whether the name is gone (removed now or already)
+     */
+    private boolean removeQuietly(String temp) {
+        try {
+            sys.unlinkat(dirfd, temp, 0);
+            return true;
+        } catch (PosixException e) {
+            return e.errno() == p.ENOENT;
+        }
+    }
+
+    @Override
+    public List<String> list() throws DirectoryRefusedException {
+        if (!p.hasGetdents64()) {
+            throw new UnsupportedPlatformException("listing a directory is not implemented on " + p.name
+                    + " (no getdents64; an fdopendir/readdir_r listing is not written yet)");
+        }
+        String shown = shownPath();
+        enter();
+        try {
+            int fd;
+            try {
+                // SECURITY: "." relative to the retained descriptor is the retained directory,
+                // whatever its path names now; a fresh open file description has its own offset,
+                // so concurrent listings cannot disturb each other or the retained descriptor.
+                fd = sys.openat(dirfd, ".", p.O_RDONLY | p.O_DIRECTORY | p.O_CLOEXEC, 0);
+            } catch (PosixException e) {
+                throw io(shown, e);
+            }
+            try {
+                List<String> names = new ArrayList<>();
+                byte[] buf = new byte[DIRENT_CHUNK];
+                while (true) {
+                    int n = sys.getdents64(fd, buf);
+                    if (n == 0) {
+                        break;
+                    }
+                    Dirents.decode(p, buf, n, names);
+                }
+                names.sort(null);
+                return List.copyOf(names);
+            } catch (PosixException e) {
+                throw io(shown, e); // SECURITY: never a partial list
+            } catch (IllegalArgumentException e) {
+                throw new DirectoryRefusedException(IO, shown, "unreadable directory listing: " + e.getMessage());
+            } finally {
+                sys.closeQuietly(fd);
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    @Override
+    public boolean removeTemporary(String name) throws DirectoryRefusedException {
+        if (FileNames.temporaryTarget(name).isEmpty()) {
+            throw new DirectoryRefusedException(NAME, shownPath() + "/" + FileNames.printable(name),
+                    "not a temporary file name (." + "<name>.<24 hex>.tmp)");
+        }
+        if (openMode == OpenMode.VALIDATE_ONLY) {
+            throw new IllegalStateException("directory opened for validation only: " + shownPath());
+        }
+        String shown = shown(name);
+        enter();
+        try {
+            FileStat st;
+            try {
+                st = sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
+            } catch (PosixException e) {
+                if (e.errno() == p.ENOENT) {
+                    return false;
+                }
+                throw io(shown, e);
+            }
+            // SECURITY: only what a writer of ours (or of the reference) leaves: a regular file of
+            // the effective user. Its mode and link count are not judged: a crash may come before
+            // the fchmod, and unlinking one name of a file never touches its content elsewhere.
+            if (st.isSymlink()) {
+                throw new DirectoryRefusedException(SYMLINK, shown, "is a symbolic link");
+            }
+            if (!st.isRegular()) {
+                throw new DirectoryRefusedException(TYPE, shown, "is " + st.typeName() + ", not a regular file");
+            }
+            if (st.uid() != euid) {
+                throw new DirectoryRefusedException(OWNER, shown,
+                        "owned by uid " + st.uid() + ", not the effective user " + euid);
+            }
+            // RACE: the name may be replaced between the fstatat and the unlinkat; only the
+            // directory's owner can do that, and unlinkat removes a name, never following it.
+            try {
+                sys.unlinkat(dirfd, name, 0);
+                return true;
+            } catch (PosixException e) {
+                if (e.errno() == p.ENOENT) {
+                    return false;
+                }
+                throw io(shown, e);
+            }
+        } finally {
             exit();
         }
     }
@@ -316,7 +430,7 @@ final class PosixSecureDirectory implements SecureDirectory {
                     }
                 } else {
                     try {
-                        fd = Libc.openat(dirfd, name,
+                        fd = sys.openat(dirfd, name,
                                 p.O_RDWR | p.O_CREAT | p.O_EXCL | p.O_NOFOLLOW | p.O_NONBLOCK | p.O_CLOEXEC, FILE_MODE);
                         created = true;
                     } catch (PosixException e) {
@@ -332,7 +446,7 @@ final class PosixSecureDirectory implements SecureDirectory {
             if (created) {
                 try {
                     // SECURITY: the file is ours (O_EXCL); fix its mode so the umask cannot matter.
-                    Libc.fchmod(fd, FILE_MODE);
+                    sys.fchmod(fd, FILE_MODE);
                 } catch (PosixException e) {
                     throw io(shown, e);
                 }
@@ -341,7 +455,7 @@ final class PosixSecureDirectory implements SecureDirectory {
             requireSafeFile(st, shown);
             try {
                 // The directory lock is not held here: a blocking wait must not delay close().
-                Libc.flock(fd, p.LOCK_EX | (mode == LockMode.NON_BLOCKING ? p.LOCK_NB : 0));
+                sys.flock(fd, p.LOCK_EX | (mode == LockMode.NON_BLOCKING ? p.LOCK_NB : 0));
             } catch (PosixException e) {
                 if (e.errno() == p.EWOULDBLOCK || e.errno() == p.EAGAIN) {
                     throw new DirectoryRefusedException(BUSY, shown, "locked by another holder");
@@ -356,10 +470,10 @@ final class PosixSecureDirectory implements SecureDirectory {
                 return null;
             }
             ok = true;
-            return new PosixStableLock(name, fd, st.identity());
+            return new PosixStableLock(sys, name, fd, st.identity());
         } finally {
             if (!ok && fd >= 0) {
-                closeQuietly(fd);
+                sys.closeQuietly(fd);
             }
         }
     }
@@ -367,7 +481,7 @@ final class PosixSecureDirectory implements SecureDirectory {
     private boolean stillNames(String name, FileIdentity locked, String shown) throws DirectoryRefusedException {
         enter();
         try {
-            return Libc.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW).identity().equals(locked);
+            return sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW).identity().equals(locked);
         } catch (PosixException e) {
             if (e.errno() == p.ENOENT) {
                 return false;
@@ -384,19 +498,14 @@ final class PosixSecureDirectory implements SecureDirectory {
         try {
             if (!closed) {
                 closed = true;
-                closeQuietly(dirfd);
+                sys.closeQuietly(dirfd);
             }
         } finally {
             closeLock.writeLock().unlock();
         }
     }
 
-    /** The retained descriptor, for {@link PosixBenchmarkSupport} only. Caller must hold {@link #enter()}. */
-    int descriptor() {
-        return dirfd;
-    }
-
-    void enter() {
+    private void enter() {
         closeLock.readLock().lock();
         if (closed) {
             closeLock.readLock().unlock();
@@ -404,7 +513,7 @@ final class PosixSecureDirectory implements SecureDirectory {
         }
     }
 
-    void exit() {
+    private void exit() {
         closeLock.readLock().unlock();
     }
 
@@ -414,7 +523,7 @@ final class PosixSecureDirectory implements SecureDirectory {
      */
     private int openFile(String name, int accessFlags, int mode, String shown) throws DirectoryRefusedException {
         try {
-            return Libc.openat(dirfd, name, accessFlags | p.O_NOFOLLOW | p.O_NONBLOCK | p.O_CLOEXEC, mode);
+            return sys.openat(dirfd, name, accessFlags | p.O_NOFOLLOW | p.O_NONBLOCK | p.O_CLOEXEC, mode);
         } catch (PosixException e) {
             throw classifyFileError(name, shown, e);
         }
@@ -429,7 +538,7 @@ final class PosixSecureDirectory implements SecureDirectory {
         // RACE: the name may change between the failed open and this fstatat; that only changes
         // which refusal is reported, never whether one is.
         try {
-            requireSafeFile(Libc.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW), shown);
+            requireSafeFile(sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW), shown);
         } catch (DirectoryRefusedException specific) {
             return specific;
         } catch (PosixException ignored) {
@@ -462,16 +571,16 @@ final class PosixSecureDirectory implements SecureDirectory {
         }
     }
 
-    private static FileStat fstat(int fd, String shown) throws DirectoryRefusedException {
+    private FileStat fstat(int fd, String shown) throws DirectoryRefusedException {
         try {
-            return Libc.fstat(fd);
+            return sys.fstat(fd);
         } catch (PosixException e) {
             throw io(shown, e);
         }
     }
 
     private static DirectoryRefusedException tooLarge(String shown, int maxBytes) {
-        return new DirectoryRefusedException(IO, shown, "larger than the limit of " + maxBytes + " bytes");
+        return new DirectoryRefusedException(SIZE, shown, "larger than the limit of " + maxBytes + " bytes");
     }
 
     String shownPath() {

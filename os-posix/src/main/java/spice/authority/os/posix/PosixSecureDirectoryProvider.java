@@ -36,7 +36,7 @@ public final class PosixSecureDirectoryProvider implements SecureDirectoryProvid
         if (!isSupported()) {
             throw new UnsupportedPlatformException("os-posix does not support " + platform());
         }
-        return PosixSecureDirectory.open(path, java.util.Objects.requireNonNull(mode, "mode"));
+        return PosixSecureDirectory.open(path, java.util.Objects.requireNonNull(mode, "mode"), Syscalls.LIBC);
     }
 
     /**

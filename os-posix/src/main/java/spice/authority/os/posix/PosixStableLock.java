@@ -6,11 +6,13 @@ import spice.authority.os.StableLock;
 /** A held {@code flock(LOCK_EX)} on its own open file description. */
 final class PosixStableLock implements StableLock {
 
+    private final Syscalls sys;
     private final String name;
     private final FileIdentity identity;
     private int fd; // guarded by this; -1 once released
 
-    PosixStableLock(String name, int fd, FileIdentity identity) {
+    PosixStableLock(Syscalls sys, String name, int fd, FileIdentity identity) {
+        this.sys = sys;
         this.name = name;
         this.fd = fd;
         this.identity = identity;
@@ -34,11 +36,11 @@ final class PosixStableLock implements StableLock {
         int toClose = fd;
         fd = -1;
         try {
-            Libc.flock(toClose, Libc.P.LOCK_UN);
+            sys.flock(toClose, Libc.P.LOCK_UN);
         } catch (PosixException ignored) {
             // closing the last descriptor of the open file description releases the lock anyway
         }
-        PathWalk.closeQuietly(toClose);
+        sys.closeQuietly(toClose);
     }
 
     @Override

@@ -101,10 +101,10 @@ class FilesTest {
     }
 
     @Test
-    void read_overLimit_refusedAsIo() throws Exception {
+    void read_overLimit_refusedAsSize() throws Exception {
         dir.writeAtomically(RECORD, new byte[73]);
         assertThat(dir.read(RECORD, 73)).hasSize(73);
-        assertRefused(tree, IO, leaf + "/" + RECORD, () -> dir.read(RECORD, 72));
+        assertRefused(tree, Category.SIZE, leaf + "/" + RECORD, () -> dir.read(RECORD, 72));
     }
 
     @Test
@@ -194,26 +194,92 @@ class FilesTest {
 
     // ---- atomic write failure paths -----------------------------------------------------
 
+    /** The steps of the atomic write, in order; everything before {@code RENAME} is before the rename. */
+    private static final List<FaultySyscalls.Call> WRITE_STEPS = List.of(FaultySyscalls.Call.CREATE_TEMP,
+            FaultySyscalls.Call.FCHMOD_TEMP, FaultySyscalls.Call.WRITE, FaultySyscalls.Call.FSYNC_TEMP,
+            FaultySyscalls.Call.CLOSE_TEMP, FaultySyscalls.Call.RENAME, FaultySyscalls.Call.FSYNC_DIR);
+
+    private static boolean beforeRename(FaultySyscalls.Call step) {
+        return WRITE_STEPS.indexOf(step) < WRITE_STEPS.indexOf(FaultySyscalls.Call.RENAME);
+    }
+
     @ParameterizedTest
-    @EnumSource(PosixSecureDirectory.WriteStep.class)
-    void writeAtomically_failingStep_leavesNoTemporaryAndOldOrNewContent(PosixSecureDirectory.WriteStep step)
+    @EnumSource(value = FaultySyscalls.Call.class,
+            names = {"CREATE_TEMP", "FCHMOD_TEMP", "WRITE", "FSYNC_TEMP", "CLOSE_TEMP", "RENAME", "FSYNC_DIR"})
+    void writeAtomically_failingStep_saysWhichSideOfTheRename_leavesNoTemporaryAndOldOrNewContent(FaultySyscalls.Call step)
             throws Exception {
         byte[] old = "old".getBytes(StandardCharsets.UTF_8);
         byte[] neu = "new".getBytes(StandardCharsets.UTF_8);
         dir.writeAtomically(RECORD, old);
-        PosixSecureDirectory posix = (PosixSecureDirectory) dir;
-        posix.setFaultForTest(s -> {
-            if (s == step) {
-                throw new PosixException(5, "injected-" + s);
-            }
-        });
-        var e = Refusals.refusal(() -> dir.writeAtomically(RECORD, neu));
-        posix.setFaultForTest(null);
-        assertThat(e.category()).isEqualTo(IO);
-        assertThat(e.component()).isEqualTo(leaf + "/" + RECORD);
-        assertThat(names()).as("no temporary file left").containsExactly(RECORD);
-        assertThat(dir.read(RECORD, 10)).isEqualTo(step == PosixSecureDirectory.WriteStep.FSYNC_DIR ? neu : old);
-        assertThat(mode(leaf.resolve(RECORD))).isEqualTo(0600);
+        FaultySyscalls door = new FaultySyscalls();
+        try (SecureDirectory faulty = PosixSecureDirectory.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE, door)) {
+            door.fail(step, "EIO");
+            var e = Refusals.refusal(() -> faulty.writeAtomically(RECORD, neu));
+            assertThat(e.category()).isEqualTo(IO);
+            assertThat(e.component()).isEqualTo(leaf + "/" + RECORD);
+            assertThat(e.detail()).startsWith(switch (step) {
+                case CREATE_TEMP -> "openat: EIO";
+                case FCHMOD_TEMP -> "fchmod: EIO";
+                case WRITE -> "write: EIO";
+                case FSYNC_TEMP, FSYNC_DIR -> "fsync: EIO";
+                case CLOSE_TEMP -> "close: EIO";
+                default -> "renameat: EIO";
+            });
+            assertThat(e.nothingWritten()).as("nothingWritten of %s", e.getMessage()).isEqualTo(beforeRename(step));
+            assertThat(door.count(FaultySyscalls.Call.RENAME)).isEqualTo(beforeRename(step) ? 0 : 1);
+            assertThat(names()).as("no temporary file left").containsExactly(RECORD);
+            // The fault was injected before the real call: only the failed directory flush comes after the rename.
+            assertThat(dir.read(RECORD, 10)).isEqualTo(step == FaultySyscalls.Call.FSYNC_DIR ? neu : old);
+            assertThat(mode(leaf.resolve(RECORD))).isEqualTo(0600);
+            faulty.writeAtomically(RECORD, neu); // the directory stays usable
+            assertThat(dir.read(RECORD, 10)).isEqualTo(neu);
+        }
+    }
+
+    @Test
+    void writeAtomically_renameTookEffectButReportedAnError_isNotNothingWritten_andTheNewContentStays() throws Exception {
+        dir.writeAtomically(RECORD, "old".getBytes(StandardCharsets.UTF_8));
+        FaultySyscalls door = new FaultySyscalls().fail(FaultySyscalls.Call.RENAME, "EIO", 0, true);
+        try (SecureDirectory faulty = PosixSecureDirectory.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE, door)) {
+            var e = Refusals.refusal(() -> faulty.writeAtomically(RECORD, "new".getBytes(StandardCharsets.UTF_8)));
+            assertThat(e.nothingWritten()).isFalse();
+            assertThat(e.detail()).contains("may be in place");
+        }
+        // Unlinking the temporary name after the failed rename did not touch the renamed file.
+        assertThat(names()).containsExactly(RECORD);
+        assertThat(dir.read(RECORD, 10)).isEqualTo("new".getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void writeAtomically_failureBeforeRenameWhoseCleanUpFailsToo_isStillNothingWritten_andTheTemporaryIsRemovable()
+            throws Exception {
+        byte[] old = "old".getBytes(StandardCharsets.UTF_8);
+        dir.writeAtomically(RECORD, old);
+        FaultySyscalls door = new FaultySyscalls().fail(FaultySyscalls.Call.FSYNC_TEMP, "EIO")
+                .fail(FaultySyscalls.Call.UNLINK, "EIO");
+        try (SecureDirectory faulty = PosixSecureDirectory.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE, door)) {
+            var e = Refusals.refusal(() -> faulty.writeAtomically(RECORD, "new".getBytes(StandardCharsets.UTF_8)));
+            assertThat(e.nothingWritten()).isTrue();
+            assertThat(e.detail()).isEqualTo("fsync: EIO; the temporary file could not be removed");
+        }
+        List<String> left = names().stream().filter(n -> !n.equals(RECORD)).toList();
+        assertThat(left).hasSize(1);
+        assertThat(left.get(0)).matches("\\." + java.util.regex.Pattern.quote(RECORD) + "\\.[0-9a-f]{24}\\.tmp");
+        assertThat(dir.read(RECORD, 10)).isEqualTo(old);
+        assertThat(dir.list()).containsExactly(left.get(0), RECORD);
+        assertThat(dir.removeTemporary(left.get(0))).isTrue();
+        assertThat(dir.removeTemporary(left.get(0))).isFalse();
+        assertThat(names()).containsExactly(RECORD);
+    }
+
+    @Test
+    void writeAtomically_refusedNameOrDestination_isNothingWritten() throws Exception {
+        assertThat(Refusals.refusal(() -> dir.writeAtomically(".x", new byte[1])).nothingWritten()).isTrue();
+        assertThat(Refusals.refusal(() -> dir.writeAtomically(LOCK, new byte[1])).nothingWritten()).isTrue();
+        dir.writeAtomically(RECORD, new byte[1]);
+        TestLibc.chmod(leaf.resolve(RECORD), 0644);
+        var e = assertRefused(tree, MODE, leaf + "/" + RECORD, () -> dir.writeAtomically(RECORD, new byte[2]));
+        assertThat(e.nothingWritten()).isTrue();
     }
 
     // ---- locks --------------------------------------------------------------------------

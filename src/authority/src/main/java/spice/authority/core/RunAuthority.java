@@ -2,15 +2,21 @@ package spice.authority.core;
 
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.FileIdentity;
 import spice.authority.os.FileNames;
 import spice.authority.os.LockMode;
+import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectory;
 import spice.authority.os.StableLock;
+import spice.authority.os.UnsupportedPlatformException;
 import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.crypto.AuthorityKey;
 import spice.authority.snapshot.crypto.Claim;
@@ -38,10 +44,20 @@ import spice.authority.snapshot.payload.Snapshot;
  *       replaced or newly untrusted directory, or an {@code identity.key} that breaks the file
  *       rule or is no longer the file the key was read from, refuses the transition
  *       ({@code unavailable}) and nothing is written; it works again once restored.
- *   <li>Cancellation is checked on entry and right before the writer runs; once the writer was
- *       invoked any failure is {@code uncertain} and fences the run in this process (e.6), except
- *       in {@link #start}: there a write failure is {@code unavailable} and not fenced, as the
- *       reference does (wire-format.md: a retry finds the record, state, or writes it).
+ *   <li>Cancellation is checked on entry and right before the writer runs. A write that the
+ *       directory reports as failed before its rename was called
+ *       ({@link DirectoryRefusedException#nothingWritten()}: ENOSPC, EIO at the temporary file's
+ *       flush, a refused destination, ...) changed nothing: it is {@code unavailable}, retryable,
+ *       and does not fence the run. Any other failure once the writer was invoked (the rename
+ *       itself, the directory flush, any {@link RuntimeException} or {@link Error}) is
+ *       {@code uncertain} and fences the run in this process (e.6); this holds for
+ *       {@link #start} too, where the reference answers {@code unavailable} for every write
+ *       failure.
+ *   <li>{@link #open} removes the temporary files of interrupted record and identity writes
+ *       ({@link #sweptTempFiles()}) before it returns, so never while one of its own transitions
+ *       is in flight, and never one that another process may still be writing: nothing else.
+ *   <li>{@link #listRecords()} lists the retained directory, never a path, and fails as a
+ *       whole rather than return a partial list.
  *   <li>Import verifies the keyed claim against the signed record before it creates or locks
  *       anything, then locks and re-reads to prove the record unchanged (stricter point 4). Every
  *       authenticity failure is the one {@link AuthorityException.Verification}.
@@ -60,27 +76,33 @@ public final class RunAuthority implements AutoCloseable {
     static final String IDENTITY_KEY = AuthorityIdentity.FILE_NAME;
     static final String IDENTITY_LOCK = "identity.lock";
     private static final long MAX_GENERATION = -1L; // 2^64-1, unsigned
+    /** A record file name as {@link RecordCodec#fileStem} makes them (wire-format d.1). */
+    private static final Pattern RECORD_FILE = Pattern.compile("run-[0-9a-f]{64}\\.state");
+    private static final System.Logger LOG = System.getLogger(RunAuthority.class.getName());
 
     private final SecureDirectory dir;
     private final AuthorityIdentity identity;
     /** The file {@code identity.key} named when its key was read or created (device and inode). */
     private final FileIdentity identityFile;
     private final HmacSha256 recordMac;
+    private final int sweptTempFiles;
     private final Set<String> fenced = ConcurrentHashMap.newKeySet();
     private final Object stateLock = new Object();
     private int leases;
     private boolean closing;
     private boolean shutDown;
 
-    private RunAuthority(SecureDirectory dir, AuthorityIdentity identity, FileIdentity identityFile) {
+    private RunAuthority(SecureDirectory dir, AuthorityIdentity identity, FileIdentity identityFile, int sweptTempFiles) {
         this.dir = dir;
         this.identity = identity;
         this.identityFile = identityFile;
         this.recordMac = new HmacSha256(identity.masterKey());
+        this.sweptTempFiles = sweptTempFiles;
     }
 
     /**
-     * Opens the authority in a bound directory: takes {@code identity.lock} (blocking), reads
+     * Opens the authority in a bound directory: takes {@code identity.lock} (blocking), removes
+     * the temporary files interrupted writes left behind (see {@link #sweptTempFiles()}), reads
      * {@code identity.key} or creates it once with fresh random scope and key, releases the lock.
      * The directory is owned by the returned authority from then on.
      *
@@ -93,6 +115,7 @@ public final class RunAuthority implements AutoCloseable {
             throw new AuthorityException.Unavailable("authority directory refused: " + e.getMessage());
         }
         try (StableLock ignored = dir.lock(IDENTITY_LOCK, LockMode.BLOCKING)) {
+            int swept = sweepTemporaries(dir);
             FileIdentity seen;
             try {
                 seen = checkIdentityFile(dir, null);
@@ -139,11 +162,94 @@ public final class RunAuthority implements AutoCloseable {
                 id.close();
                 throw new AuthorityException.Unavailable("identity file refused: " + e.getMessage());
             }
-            return new RunAuthority(dir, id, opened);
+            return new RunAuthority(dir, id, opened, swept);
         } catch (DirectoryRefusedException e) {
             throw new AuthorityException.Unavailable("identity lock refused: " + e.getMessage());
         } catch (IllegalArgumentException e) {
             throw new AuthorityException.Unavailable("identity file invalid: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Removes every temporary file of an interrupted write of {@code identity.key} or of a record
+     * ({@link FileNames#temporaryTarget}: {@code .identity.key.<24 hex>.tmp},
+     * {@code .run-<64 hex>.state.<24 hex>.tmp}), descriptor-relatively. Nothing else is touched:
+     * not lock files, not state files, not near misses, not temporaries of other targets. A
+     * failure is logged and leaves the file; it never stops the open (nothing reads these files).
+     * Called under {@code identity.lock}; a directory bound for validation only is left as it is.
+     *
+     * @return how many files were removed
+     */
+    private static int sweepTemporaries(SecureDirectory dir) {
+        if (dir.openMode() == OpenMode.VALIDATE_ONLY) {
+            return 0;
+        }
+        List<String> names;
+        try {
+            names = dir.list();
+        } catch (DirectoryRefusedException | UnsupportedPlatformException e) {
+            LOG.log(System.Logger.Level.WARNING, "leftover temporary files not swept: {0}", e.getMessage());
+            return 0;
+        }
+        int removed = 0;
+        for (String name : names) {
+            Optional<String> target = FileNames.temporaryTarget(name);
+            if (target.isEmpty()) {
+                continue;
+            }
+            try {
+                if (target.get().equals(IDENTITY_KEY)) {
+                    // RACE: identity.key is written only under identity.lock (here and in the
+                    // reference), and the caller holds it: no write of it is in flight.
+                    removed += dir.removeTemporary(name) ? 1 : 0;
+                } else if (RECORD_FILE.matcher(target.get()).matches()) {
+                    removed += removeRecordTemporary(dir, name, target.get()) ? 1 : 0;
+                }
+            } catch (DirectoryRefusedException e) {
+                LOG.log(System.Logger.Level.WARNING, "leftover temporary file kept: {0}", e.getMessage());
+            }
+        }
+        if (removed > 0) {
+            LOG.log(System.Logger.Level.INFO, "removed {0} leftover temporary file(s) of interrupted writes in {1}",
+                    removed, FileNames.printable(dir.path()));
+        }
+        return removed;
+    }
+
+    /**
+     * Removes the temporary file of an interrupted write of record {@code target}, unless a
+     * write of it may be in flight.
+     *
+     * <p>RACE: every writer of a record (this authority, another process sharing the directory,
+     * the reference) holds the run's stable lock while it writes, and lock files are never
+     * removed. So when the lock file does not exist no writer has ever held it and the temporary
+     * is no write's in flight; when it exists, the temporary is removed only while we hold the
+     * lock ourselves (non-blocking); a live owner ({@code busy}) keeps it.
+     *
+     * @return whether the file was removed
+     */
+    private static boolean removeRecordTemporary(SecureDirectory dir, String temp, String target)
+            throws DirectoryRefusedException {
+        String lockName = target.substring(0, target.length() - ".state".length()) + FileNames.LOCK_SUFFIX;
+        try {
+            dir.checkFile(lockName);
+        } catch (DirectoryRefusedException e) {
+            if (e.category() == DirectoryRefusedException.Category.MISSING) {
+                return dir.removeTemporary(temp);
+            }
+            throw e;
+        }
+        StableLock lock;
+        try {
+            lock = dir.lock(lockName, LockMode.NON_BLOCKING);
+        } catch (DirectoryRefusedException e) {
+            if (e.category() == DirectoryRefusedException.Category.BUSY) {
+                return false;
+            }
+            throw e;
+        }
+        try (lock) {
+            return dir.removeTemporary(temp);
         }
     }
 
@@ -183,6 +289,14 @@ public final class RunAuthority implements AutoCloseable {
     }
 
     /**
+     * How many temporary files of interrupted writes {@link #open} removed (for a metric). Their
+     * names are not kept: they carry nothing but a run's hashed name and random digits.
+     */
+    public int sweptTempFiles() {
+        return sweptTempFiles;
+    }
+
+    /**
      * Whether a run is fenced as uncertain in this process: a write's outcome is unknown, so no
      * caller may act on the run until a restart of this process reads the truth from disk.
      */
@@ -216,15 +330,7 @@ public final class RunAuthority implements AutoCloseable {
                 throw new AuthorityException.State("run " + runId + " already has a record (phase " + existing.get().phase() + "); a run ID is never reused");
             }
             RunRecord rec = new RunRecord(scopeIdHex(), keyGeneration(), runId, 1, Phase.ACTIVE, null);
-            byte[] file = RecordCodec.signedFile(rec, recordMac);
-            revalidate();
-            c.check("start " + runId);
-            try {
-                dir.writeAtomically(stem + ".state", file);
-            } catch (DirectoryRefusedException | RuntimeException | Error e) {
-                // RACE: the record may or may not have landed; a retry finds it (state) or writes it.
-                throw new AuthorityException.Unavailable("start " + runId + ": record write failed: " + describe(e));
-            }
+            writeTransition(runId, rec, c, "start");
             ActiveRun active = new ActiveRun(this, runId, lock, 1);
             handedOver = true; // the lock and the lease now belong to the ActiveRun
             return active;
@@ -471,6 +577,75 @@ public final class RunAuthority implements AutoCloseable {
                 return Optional.empty();
             }
             throw new AuthorityException.Unavailable("record refused: " + e.getMessage());
+        }
+        RunRecord rec = verifyMac(file);
+        if (!(RecordCodec.fileStem(rec.runId()) + ".state").equals(fileName)) {
+            throw new AuthorityException.Verification();
+        }
+        return Optional.of(requireOurs(rec, rec.runId()));
+    }
+
+    /**
+     * Lists the records of the directory: every {@code run-*.state} entry of the retained
+     * directory (never listed by path) is read and verified as {@link #readStateFile} does.
+     * Entries that are not a record of this authority (unverifiable, foreign, misnamed, a
+     * symbolic link, the wrong type, owner, mode or size) are counted, not listed; entries gone
+     * since the listing are skipped; other files are ignored.
+     *
+     * @return the verified records by run ID, and the count of the others
+     * @throws AuthorityException.Unavailable when the directory cannot be listed, or a record
+     *     cannot be read for an I/O error: never a partial listing
+     */
+    public RecordListing listRecords() throws AuthorityException {
+        acquireLease(); // keeps the directory and the record key open while they are used
+        try {
+            List<String> names;
+            try {
+                names = dir.list();
+            } catch (DirectoryRefusedException | UnsupportedPlatformException e) {
+                throw new AuthorityException.Unavailable("authority directory cannot be listed: " + e.getMessage());
+            }
+            List<RunRecord> records = new ArrayList<>();
+            int unreadable = 0;
+            for (String name : names) {
+                if (!name.startsWith("run-") || !name.endsWith(".state")) {
+                    continue;
+                }
+                try {
+                    listedRecord(name).ifPresent(records::add);
+                } catch (AuthorityException.Verification e) {
+                    unreadable++;
+                }
+            }
+            records.sort(Comparator.comparing(RunRecord::runId));
+            return new RecordListing(records, unreadable);
+        } finally {
+            releaseLease();
+        }
+    }
+
+    /**
+     * One listed record.
+     *
+     * @return empty when the file is gone since the listing
+     * @throws AuthorityException.Verification when the entry is not a record of this authority
+     * @throws AuthorityException.Unavailable for an I/O error
+     */
+    private Optional<RunRecord> listedRecord(String fileName) throws AuthorityException {
+        if (!RECORD_FILE.matcher(fileName).matches()) {
+            throw new AuthorityException.Verification();
+        }
+        byte[] file;
+        try {
+            file = dir.read(fileName, RecordCodec.MAX_FILE_BYTES);
+        } catch (DirectoryRefusedException e) {
+            switch (e.category()) {
+                case MISSING -> {
+                    return Optional.empty(); // RACE: removed since the listing
+                }
+                case IO -> throw new AuthorityException.Unavailable("record cannot be read: " + e.getMessage());
+                default -> throw new AuthorityException.Verification(); // not a record file of ours
+            }
         }
         RunRecord rec = verifyMac(file);
         if (!(RecordCodec.fileStem(rec.runId()) + ".state").equals(fileName)) {
@@ -728,7 +903,9 @@ public final class RunAuthority implements AutoCloseable {
 
     /**
      * One durable transition: encode, re-validate the directory, final cancellation check, then
-     * the writer. A failure after the writer was invoked fences the run and is uncertain.
+     * the writer. A failure the writer reports as before its rename
+     * ({@link DirectoryRefusedException#nothingWritten()}) is {@code unavailable} and retryable;
+     * any other failure after the writer was invoked fences the run and is uncertain.
      */
     void writeTransition(String runId, RunRecord next, Cancellation c, String what) throws AuthorityException {
         byte[] file = RecordCodec.signedFile(next, recordMac);
@@ -736,13 +913,28 @@ public final class RunAuthority implements AutoCloseable {
         c.check(what + " " + runId);
         try {
             dir.writeAtomically(RecordCodec.fileStem(runId) + ".state", file);
-        } catch (DirectoryRefusedException | RuntimeException | Error e) {
-            // SECURITY: whatever failed once the writer ran (even an Error after the rename), the
-            // outcome is unknown: fence the run and report uncertain, never a clean failure.
-            fence(runId);
-            throw new AuthorityException.Uncertain(what + " " + runId + ": the record write failed after it started ("
-                    + describe(e) + "); the outcome is unknown: do not retry automatically");
+        } catch (DirectoryRefusedException e) {
+            if (e.nothingWritten()) {
+                // The SPI guarantees the rename was never called: the record on disk is the one
+                // this transition started from, so there is nothing to fence, and the same call
+                // works once the cause (a full disk, say) is gone.
+                throw new AuthorityException.Unavailable(what + " " + runId + ": nothing written: " + e.detail()
+                        + " (" + e.component() + ": " + e.category() + "); retry once the cause is gone");
+            }
+            throw uncertain(runId, what, e);
+        } catch (RuntimeException | Error e) {
+            throw uncertain(runId, what, e);
         }
+    }
+
+    /**
+     * SECURITY: whatever failed at or after the rename (even an Error), the outcome is unknown:
+     * fence the run and report uncertain, never a clean failure.
+     */
+    private AuthorityException.Uncertain uncertain(String runId, String what, Throwable e) {
+        fence(runId);
+        return new AuthorityException.Uncertain(what + " " + runId + ": the record write failed after it started ("
+                + describe(e) + "); the outcome is unknown: do not retry automatically");
     }
 
     RunRecord newRecord(String runId, long generation, Phase phase, RunRecord.SnapshotBinding binding) {

@@ -10,6 +10,10 @@ import java.util.Objects;
  * {@code /home/u/.local/state/spice-agent: PERMS (group- or world-writable without the sticky bit)}.
  * It never contains file contents. The low-level cause (an errno) is kept only in the
  * message detail, never as a chained cause.
+ *
+ * <p>A refusal of {@link SecureDirectory#writeAtomically} also says which side of the rename it
+ * came from: {@link #nothingWritten()} is true only when the writer guarantees that it never
+ * called the rename (see there).
  */
 public final class DirectoryRefusedException extends Exception {
 
@@ -35,8 +39,10 @@ public final class DirectoryRefusedException extends Exception {
         LINKS,
         /** A component or file does not exist (and was not to be created). */
         MISSING,
-        /** An operating-system call failed for another reason, or a read exceeded its bound. */
+        /** An operating-system call failed for another reason (an errno such as EIO or ENOSPC). */
         IO,
+        /** A file is larger than the bound its reader accepts. */
+        SIZE,
         /** A non-blocking lock is held by someone else. */
         BUSY
     }
@@ -44,6 +50,7 @@ public final class DirectoryRefusedException extends Exception {
     private final Category category;
     private final String component;
     private final String detail;
+    private final boolean nothingWritten;
 
     /**
      * @param category why
@@ -52,10 +59,27 @@ public final class DirectoryRefusedException extends Exception {
      * @param detail a short human-readable reason; no secrets, no file contents
      */
     public DirectoryRefusedException(Category category, String component, String detail) {
+        this(category, component, detail, false);
+    }
+
+    /**
+     * @param category why
+     * @param component the offending path component (see above)
+     * @param detail a short human-readable reason; no secrets, no file contents
+     * @param nothingWritten true only when the refusing write guarantees that it did not call the
+     *     rename that would have made its new content visible (see {@link #nothingWritten()})
+     */
+    public DirectoryRefusedException(Category category, String component, String detail, boolean nothingWritten) {
         super(format(category, component, detail), null, false, false);
         this.category = Objects.requireNonNull(category, "category");
         this.component = Objects.requireNonNull(component, "component");
         this.detail = Objects.requireNonNull(detail, "detail");
+        this.nothingWritten = nothingWritten;
+    }
+
+    /** This refusal, marked as thrown before the write it refuses called its rename. */
+    public DirectoryRefusedException asNothingWritten() {
+        return nothingWritten ? this : new DirectoryRefusedException(category, component, detail, true);
     }
 
     private static String format(Category category, String component, String detail) {
@@ -75,5 +99,16 @@ public final class DirectoryRefusedException extends Exception {
     /** The short reason, without component and category. */
     public String detail() {
         return detail;
+    }
+
+    /**
+     * Whether the refused {@link SecureDirectory#writeAtomically} failed before it called the
+     * rename: the target still names its old content (or nothing), so the write may be retried as
+     * it is once the cause is gone. False means "may have been written": the failure came at or
+     * after the rename, or from an operation that makes no such statement. A caller must never
+     * read false as "failed cleanly".
+     */
+    public boolean nothingWritten() {
+        return nothingWritten;
     }
 }

@@ -12,6 +12,10 @@ import java.util.regex.Pattern;
  * reserved for the temporary files of {@link SecureDirectory#writeAtomically}.
  * All names of wire-format d.1 ({@code identity.key}, {@code identity.lock},
  * {@code run-<64 hex>.lock}, {@code run-<64 hex>.state}) are valid.
+ *
+ * <p>The temporary file of a write to {@code name} is named {@code .<name>.<24 lowercase hex>.tmp}
+ * (wire-format d.1 and d.4 step 2; the reference writer uses the same pattern), which no valid
+ * name can collide with. {@link #temporaryTarget} recognises exactly that pattern.
  */
 public final class FileNames {
 
@@ -19,6 +23,10 @@ public final class FileNames {
     public static final String LOCK_SUFFIX = ".lock";
 
     private static final Pattern VALID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+    /** {@code .} target {@code .} 24 lowercase hex {@code .tmp}; the target is checked by {@link #VALID}. */
+    private static final Pattern TEMPORARY = Pattern.compile("\\.(.+)\\.[0-9a-f]{24}\\.tmp");
+    /** Bytes of randomness in a temporary name (24 hex digits). */
+    public static final int TEMPORARY_NONCE_BYTES = 12;
 
     private FileNames() {}
 
@@ -38,6 +46,41 @@ public final class FileNames {
                     "a file name must be 1-128 characters of [A-Za-z0-9._-] starting with a letter or digit");
         }
         return name;
+    }
+
+    /**
+     * The temporary name for a write to {@code target}: {@code .<target>.<hex of nonce>.tmp}.
+     *
+     * @param target a valid file name that is not a lock name
+     * @param nonce {@link #TEMPORARY_NONCE_BYTES} fresh random bytes
+     */
+    public static String temporaryName(String target, byte[] nonce) {
+        if (target == null || !VALID.matcher(target).matches() || isLockName(target)) {
+            throw new IllegalArgumentException("not a writable file name: " + printable(target));
+        }
+        if (nonce.length != TEMPORARY_NONCE_BYTES) {
+            throw new IllegalArgumentException("a temporary name takes " + TEMPORARY_NONCE_BYTES + " random bytes");
+        }
+        return "." + target + "." + java.util.HexFormat.of().formatHex(nonce) + ".tmp";
+    }
+
+    /**
+     * The target of a temporary name, matched strictly: a leading {@code .}, a valid file name
+     * that is not a lock name, {@code .}, exactly 24 lowercase hex digits, {@code .tmp}.
+     *
+     * @return the target, or empty for any other name (valid names, near misses, foreign files)
+     */
+    public static java.util.Optional<String> temporaryTarget(String name) {
+        if (name == null) {
+            return java.util.Optional.empty();
+        }
+        java.util.regex.Matcher m = TEMPORARY.matcher(name);
+        if (!m.matches()) {
+            return java.util.Optional.empty();
+        }
+        String target = m.group(1);
+        return VALID.matcher(target).matches() && !isLockName(target)
+                ? java.util.Optional.of(target) : java.util.Optional.empty();
     }
 
     /** Whether {@code name} names a lock file. */

@@ -1,5 +1,6 @@
 package spice.authority.os;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -59,6 +60,16 @@ public abstract class ForwardingSecureDirectory implements SecureDirectory {
     @Override
     public void writeAtomically(String name, byte[] data) throws DirectoryRefusedException {
         delegate.writeAtomically(name, data);
+    }
+
+    @Override
+    public List<String> list() throws DirectoryRefusedException {
+        return delegate.list();
+    }
+
+    @Override
+    public boolean removeTemporary(String name) throws DirectoryRefusedException {
+        return delegate.removeTemporary(name);
     }
 
     @Override

@@ -1,5 +1,7 @@
 package spice.authority.os;
 
+import java.util.List;
+
 /**
  * An owned, validated authority directory. All file operations are relative to a
  * descriptor (POSIX) or handle (Windows) retained from the moment the directory was
@@ -20,7 +22,15 @@ package spice.authority.os;
  *       exactly {@code 0600}; a symbolic link, FIFO, socket or directory in its place is
  *       refused without blocking.</li>
  *   <li>{@link #writeAtomically} leaves either the old or the new content under the target
- *       name, never a mix, and never leaves its temporary file behind.</li>
+ *       name, never a mix, and says which side of its rename a failure came from: a refusal
+ *       with {@link DirectoryRefusedException#nothingWritten()} was thrown before the rename
+ *       was called, so the old content is in place and the write may simply be retried; any
+ *       other failure is uncertain. It removes its temporary file on every failure before the
+ *       rename; one left by a crash (or by a removal that failed too) keeps the reserved
+ *       temporary name ({@link FileNames#temporaryTarget}), is never read, and is removed with
+ *       {@link #removeTemporary}.</li>
+ *   <li>{@link #list} reads the retained directory, never a path, and fails rather than return
+ *       a partial list.</li>
  *   <li>Every failure is a {@link DirectoryRefusedException}; no descriptor leaks on any
  *       path. Implementations are safe for concurrent use by several threads; {@link #close()}
  *       waits for operations in flight.</li>
@@ -74,7 +84,7 @@ public interface SecureDirectory extends AutoCloseable {
      *
      * @param name a file name (see {@link FileNames})
      * @param maxBytes the largest accepted size; a larger file is refused with
-     *     {@link DirectoryRefusedException.Category#IO}
+     *     {@link DirectoryRefusedException.Category#SIZE}
      * @return the content
      * @throws DirectoryRefusedException {@link DirectoryRefusedException.Category#MISSING} when
      *     absent, or the file rule it breaks
@@ -83,12 +93,26 @@ public interface SecureDirectory extends AutoCloseable {
 
     /**
      * Durably replaces (or creates) a file: destination check, a fresh temporary file
-     * created exclusively with mode {@code 0600}, write, flush to disk, rename over the
-     * target, flush the directory (wire-format d.4). Lock files cannot be written.
+     * ({@link FileNames#temporaryName}) created exclusively with mode {@code 0600}, write, flush
+     * to disk, rename over the target, flush the directory (wire-format d.4). Lock files cannot
+     * be written.
      *
-     * <p>A failure before the rename leaves the old content; a failure of the final
-     * directory flush leaves the new content visible but maybe not durable. Callers treat
-     * any failure as uncertain, as the transaction contract requires.
+     * <p><b>Which side of the rename.</b> This is a guarantee every implementation keeps, and
+     * callers build their answers on it:
+     * <ul>
+     *   <li>A {@link DirectoryRefusedException} whose {@link DirectoryRefusedException#nothingWritten()}
+     *       is true was thrown <em>before the rename was called</em>: a refused name or
+     *       destination, or a failure to create, write, flush or close the temporary file
+     *       (ENOSPC, EIO, ...). The target still names its old content (or nothing), and the
+     *       temporary file has been removed; should that removal fail too, the file stays under
+     *       its temporary name, which nothing reads. Retrying the same write is safe and works
+     *       once the cause is gone.</li>
+     *   <li>Every other failure may come from the rename itself or after it (the directory
+     *       flush): a refusal with {@code nothingWritten()} false, and any
+     *       {@link RuntimeException} or {@link Error}. The new content may be visible, durable or
+     *       neither. Callers treat it as uncertain, as the transaction contract requires
+     *       (wire-format e.6); what is on disk after a restart is the truth.</li>
+     * </ul>
      *
      * @param name a file name (see {@link FileNames}) not ending in {@code .lock}
      * @param data the complete new content
@@ -96,6 +120,42 @@ public interface SecureDirectory extends AutoCloseable {
      * @throws IllegalStateException if the directory was opened {@link OpenMode#VALIDATE_ONLY}
      */
     void writeAtomically(String name, byte[] data) throws DirectoryRefusedException;
+
+    /**
+     * Lists the names in the retained directory, read through its descriptor (never by path),
+     * without {@code .} and {@code ..}, sorted. Every kind of entry is listed (files, links,
+     * directories, temporaries); the names are not judged. A name that is not valid UTF-8 comes
+     * back with U+FFFD in place of the bad bytes, so it is never a valid {@link FileNames} name.
+     *
+     * <p>RACE: entries created or removed while the listing runs may or may not appear; callers
+     * read each entry afterwards and must expect it to be gone ({@code MISSING}).
+     *
+     * @return the names; complete, never a partial list
+     * @throws DirectoryRefusedException {@link DirectoryRefusedException.Category#IO} when reading
+     *     the directory fails at any point
+     * @throws UnsupportedPlatformException where listing is not implemented
+     */
+    List<String> list() throws DirectoryRefusedException;
+
+    /**
+     * Removes a temporary file left behind by an interrupted {@link #writeAtomically} (a crash,
+     * or a failed clean-up): only a name that {@link FileNames#temporaryTarget} accepts, and only
+     * when it is a regular file owned by the effective user. Removes the name relative to the
+     * retained descriptor and follows nothing.
+     *
+     * <p>RACE: a write in flight owns its temporary file, and removing it makes that write fail at
+     * its rename (uncertain). The caller must know that no write to the target can be in flight,
+     * in this process or another: for example by holding the lock every writer of the target
+     * holds.
+     *
+     * @param name a temporary name
+     * @return true when the file was removed, false when it did not exist
+     * @throws DirectoryRefusedException {@link DirectoryRefusedException.Category#NAME} for any
+     *     other name, the rule the entry breaks ({@code SYMLINK}, {@code TYPE}, {@code OWNER}),
+     *     or {@code IO}
+     * @throws IllegalStateException if the directory was opened {@link OpenMode#VALIDATE_ONLY}
+     */
+    boolean removeTemporary(String name) throws DirectoryRefusedException;
 
     /**
      * Opens (creating it with mode {@code 0600} if absent), validates and exclusively locks a

@@ -1,6 +1,7 @@
 package spice.authority.core;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import spice.authority.os.DirectoryRefusedException;
@@ -15,7 +16,9 @@ import spice.authority.os.StableLock;
 /**
  * An in-memory {@link SecureDirectory} for authority tests, with the atomic-write protocol split
  * into its steps so that a fault or a "crash" can be injected at each one, and a durable view that
- * survives a simulated power loss ({@link #afterCrash}).
+ * survives a simulated power loss ({@link #afterCrash}). Like every implementation, it marks a
+ * failure before the rename {@link DirectoryRefusedException#nothingWritten()} and none from the
+ * rename on.
  *
  * <p>Every visible file also has the status the file rule judges ({@link Status}): a fresh inode
  * on each create or replace (an atomic write renames a new file over the name), mode 0600, one
@@ -33,6 +36,8 @@ final class MemoryDirectory implements SecureDirectory {
         AFTER_WRITE_BEFORE_FSYNC,
         /** Temporary fsynced, not yet renamed. */
         AFTER_FSYNC_BEFORE_RENAME,
+        /** The rename is called and reports a failure without having taken effect. */
+        RENAME_FAILS,
         /** Renamed over the target (visible), directory not yet fsynced. */
         AFTER_RENAME_BEFORE_DIR_FSYNC
     }
@@ -57,6 +62,7 @@ final class MemoryDirectory implements SecureDirectory {
     private boolean renameDurableOnCrash;
     private boolean faultIsError;
     private volatile String revalidateRefusal;
+    private volatile DirectoryRefusedException listFailure;
     private volatile Runnable onRevalidate;
     private boolean closed;
 
@@ -251,7 +257,7 @@ final class MemoryDirectory implements SecureDirectory {
         }
         requireSafeFile(name, status.get(name));
         if (b.length > maxBytes) {
-            throw new DirectoryRefusedException(Category.IO, path() + "/" + name, "larger than " + maxBytes + " bytes");
+            throw new DirectoryRefusedException(Category.SIZE, path() + "/" + name, "larger than " + maxBytes + " bytes");
         }
         return b.clone();
     }
@@ -267,13 +273,21 @@ final class MemoryDirectory implements SecureDirectory {
             checkOpen();
             Status target = status.get(name);
             if (target != null) {
-                requireSafeFile(name, target); // d.4 step 1: the destination must pass the rule
+                try {
+                    requireSafeFile(name, target); // d.4 step 1: the destination must pass the rule
+                } catch (DirectoryRefusedException e) {
+                    throw e.asNothingWritten();
+                }
             }
             int n = writes.getAndIncrement();
             fault = n == faultOnWrite ? faultStep : null;
+            if (fault == Step.RENAME_FAILS) {
+                // The rename was called: the caller cannot know it did not take effect.
+                throw new DirectoryRefusedException(Category.IO, path() + "/" + name, "injected fault " + fault);
+            }
             if (fault != null && fault != Step.AFTER_RENAME_BEFORE_DIR_FSYNC) {
                 // Steps before the rename: the temporary is removed; the target is untouched.
-                throw new DirectoryRefusedException(Category.IO, path() + "/" + name, "injected fault " + fault);
+                throw new DirectoryRefusedException(Category.IO, path() + "/" + name, "injected fault " + fault, true);
             }
             visible.put(name, data.clone());
             fresh(name); // the renamed temporary file: a new inode
@@ -287,6 +301,50 @@ final class MemoryDirectory implements SecureDirectory {
             }
             throw new DirectoryRefusedException(Category.IO, path(), "injected fault " + fault);
         }
+    }
+
+    /** Makes {@link #list()} fail with {@code failure} (null restores). */
+    void failList(DirectoryRefusedException failure) {
+        listFailure = failure;
+    }
+
+    @Override
+    public synchronized List<String> list() throws DirectoryRefusedException {
+        checkOpen();
+        DirectoryRefusedException failure = listFailure;
+        if (failure != null) {
+            throw failure;
+        }
+        return visible.keySet().stream().sorted().toList();
+    }
+
+    /**
+     * Puts a file under any name, valid or not (a temporary left by a crash, a near miss, a
+     * foreign file), as an outside process would.
+     */
+    synchronized void plant(String name, byte[] content) {
+        visible.put(name, content.clone());
+        durable.put(name, content.clone());
+        fresh(name);
+    }
+
+    @Override
+    public synchronized boolean removeTemporary(String name) throws DirectoryRefusedException {
+        if (FileNames.temporaryTarget(name).isEmpty()) {
+            throw new DirectoryRefusedException(Category.NAME, path() + "/" + FileNames.printable(name), "not a temporary name");
+        }
+        checkOpen();
+        Status s = status.get(name);
+        if (s == null) {
+            return false;
+        }
+        if (s.symlink()) {
+            throw new DirectoryRefusedException(Category.SYMLINK, path() + "/" + name, "is a symbolic link");
+        }
+        visible.remove(name);
+        durable.remove(name);
+        status.remove(name);
+        return true;
     }
 
     @Override

@@ -39,6 +39,44 @@ class SpiTest {
     }
 
     @Test
+    void temporaryName_isDotTargetDot24HexDotTmp_andTemporaryTargetInvertsIt() {
+        byte[] nonce = new byte[FileNames.TEMPORARY_NONCE_BYTES];
+        nonce[0] = (byte) 0xab;
+        String target = "run-" + "0f".repeat(32) + ".state";
+        String temp = FileNames.temporaryName(target, nonce);
+        assertThat(temp).isEqualTo("." + target + ".ab0000000000000000000000.tmp");
+        assertThat(FileNames.temporaryTarget(temp)).contains(target);
+        assertThat(FileNames.temporaryTarget(".identity.key.0123456789abcdef01234567.tmp")).contains("identity.key");
+        assertThatThrownBy(() -> FileNames.temporaryName("x.lock", nonce)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> FileNames.temporaryName(".x", nonce)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> FileNames.temporaryName("x", new byte[11])).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"identity.key", "identity.key.0123456789abcdef01234567.tmp",
+            ".identity.key.0123456789abcdef0123456.tmp", ".identity.key.0123456789abcdef012345678.tmp",
+            ".identity.key.0123456789ABCDEF01234567.tmp", ".identity.key.0123456789abcdef01234567.tmp.bak",
+            ".identity.key.0123456789abcdef01234567.TMP", ".identity.key.0123456789abcdef01234567tmp",
+            "..identity.key.0123456789abcdef01234567.tmp", ".identity.lock.0123456789abcdef01234567.tmp",
+            "..0123456789abcdef01234567.tmp", ".-x.0123456789abcdef01234567.tmp", ".a/b.0123456789abcdef01234567.tmp",
+            ".a b.0123456789abcdef01234567.tmp", ".\u00e9.0123456789abcdef01234567.tmp",
+            ".x.0123456789abcdef01234567.tmp\n", ".x.bare.tmp", ".x.tmp", ""})
+    void temporaryTarget_nearMisses_areNotTemporaries(String name) {
+        assertThat(FileNames.temporaryTarget(name.translateEscapes())).isEmpty();
+    }
+
+    @Test
+    void refusal_nothingWritten_isFalseUnlessSaid_andSurvivesMarking() {
+        var plain = new DirectoryRefusedException(DirectoryRefusedException.Category.IO, "/p/x", "write: ENOSPC");
+        assertThat(plain.nothingWritten()).isFalse();
+        var marked = plain.asNothingWritten();
+        assertThat(marked.nothingWritten()).isTrue();
+        assertThat(marked.getMessage()).isEqualTo(plain.getMessage()).isEqualTo("/p/x: IO (write: ENOSPC)");
+        assertThat(marked.category()).isEqualTo(plain.category());
+        assertThat(marked.asNothingWritten()).isSameAs(marked);
+    }
+
+    @Test
     void printable_escapesControlCharacters() {
         assertThat(FileNames.printable("a\nb\u0000c\u007f")).isEqualTo("a\\x0ab\\x00c\\x7f");
         assertThat(FileNames.printable(null)).isEqualTo("<null>");
@@ -113,6 +151,8 @@ class SpiTest {
             @Override public FileIdentity checkFile(String name) { calls.add("check " + name); return new FileIdentity(3, 4); }
             @Override public byte[] read(String name, int maxBytes) { calls.add("read " + name); return new byte[0]; }
             @Override public void writeAtomically(String name, byte[] data) { calls.add("write " + name); }
+            @Override public List<String> list() { calls.add("list"); return List.of("x"); }
+            @Override public boolean removeTemporary(String name) { calls.add("remove " + name); return true; }
             @Override public StableLock lock(String name, LockMode mode) { calls.add("lock " + name); return null; }
             @Override public void close() { calls.add("close"); }
         };
@@ -132,10 +172,12 @@ class SpiTest {
         assertThat(plain.checkFile("c")).isEqualTo(new FileIdentity(3, 4));
         plain.read("r", 1);
         plain.writeAtomically("w", new byte[0]);
+        assertThat(plain.list()).containsExactly("x");
+        assertThat(plain.removeTemporary(".w.000000000000000000000000.tmp")).isTrue();
         plain.lock("l.lock", LockMode.BLOCKING);
         plain.close();
         assertThat(calls).containsExactly("path", "identity", "createdLeaf", "openMode", "revalidate", "check c", "read r",
-                "write w", "lock l.lock", "close");
+                "write w", "list", "remove .w.000000000000000000000000.tmp", "lock l.lock", "close");
         assertThatThrownBy(() -> failing.writeAtomically("x", new byte[0]))
                 .hasMessage("/p/x: IO (injected)");
         assertThat(new FileIdentity(-1, 5).toString()).isEqualTo("18446744073709551615:5");
