@@ -586,6 +586,27 @@ public final class RunAuthority implements AutoCloseable {
     }
 
     /**
+     * Whether the store answers, cheaply, for a readiness probe: the directory (and the identity
+     * file) revalidate and the retained directory lists. Reads no record and no key.
+     *
+     * @throws AuthorityException.Unavailable with the reason when it does not
+     * @throws AuthorityException.Closed while closing
+     */
+    public void checkStore() throws AuthorityException {
+        acquireLease();
+        try {
+            revalidate();
+            try {
+                dir.list();
+            } catch (DirectoryRefusedException | UnsupportedPlatformException e) {
+                throw new AuthorityException.Unavailable("authority directory cannot be listed: " + e.getMessage());
+            }
+        } finally {
+            releaseLease();
+        }
+    }
+
+    /**
      * Lists the records of the directory: every {@code run-*.state} entry of the retained
      * directory (never listed by path) is read and verified as {@link #readStateFile} does.
      * Entries that are not a record of this authority (unverifiable, foreign, misnamed, a

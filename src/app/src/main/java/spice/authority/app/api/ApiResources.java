@@ -141,13 +141,13 @@ public class ApiResources {
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Scope ID, key generation, state and counts; never secrets")
     @APIResponse(responseCode = "200", description = "the authority view")
-    public Dto.AuthorityView authorityView() {
+    public Dto.AuthorityView authorityView() throws AuthorityException {
         RunAuthority a = authority();
         Map<String, Integer> byPhase = new TreeMap<>();
         int unreadable = 0;
         int owned = 0;
         try {
-            RunListing listing = RunListing.of(a);
+            spice.authority.core.RecordListing listing = a.listRecords();
             for (RunRecord r : listing.records()) {
                 byPhase.merge(r.phase().name(), 1, Integer::sum);
             }
@@ -179,8 +179,12 @@ public class ApiResources {
     @Path("/runs")
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Every run with a verified record in the authority directory")
+    @APIResponse(responseCode = "200", description = "the runs")
+    @APIResponse(responseCode = "503", description = "unavailable: the directory or a record cannot be read (never a partial list)",
+            content = @Content(mediaType = PROBLEM))
     public java.util.List<Dto.RunView> listRuns() throws AuthorityException {
-        return RunListing.of(authority()).records().stream().map(this::view).toList();
+        // Listed through the retained descriptor; an I/O error is 503 unavailable, never a short list.
+        return authority().listRecords().records().stream().map(this::view).toList();
     }
 
     @POST

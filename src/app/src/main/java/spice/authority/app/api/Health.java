@@ -36,8 +36,8 @@ public class Health {
     void registerRoutes(@Observes Router router) {
         route(router, "/q/health/live").handler(rc -> answer(rc, List.of()));
         route(router, "/q/health/started").handler(rc -> answer(rc, List.of()));
-        route(router, "/q/health/ready").handler(rc -> answer(rc, List.of(authority(), processWatcher())));
-        route(router, "/q/health").handler(rc -> answer(rc, List.of(authority(), processWatcher())));
+        route(router, "/q/health/ready").handler(rc -> answer(rc, List.of(authority(), store(), processWatcher())));
+        route(router, "/q/health").handler(rc -> answer(rc, List.of(authority(), store(), processWatcher())));
     }
 
     /** GET, and HEAD for probes that only read the status. */
@@ -53,6 +53,31 @@ public class Health {
         check.put("name", "authority");
         check.put("status", "open".equals(state) ? "UP" : "DOWN");
         check.put("data", Map.of("state", state));
+        return check;
+    }
+
+    /**
+     * The store: DOWN with the reason when the retained directory (or the identity file) no
+     * longer revalidates or cannot be listed, as on a dead filesystem. Reads no record.
+     */
+    static Map<String, Object> store() {
+        ServeContext ctx = ServeContext.current();
+        Map<String, Object> check = new LinkedHashMap<>();
+        check.put("name", "store");
+        String reason = null;
+        if (ctx == null) {
+            reason = "helper not initialised";
+        } else {
+            try {
+                ctx.authority().checkStore();
+            } catch (spice.authority.core.AuthorityException e) {
+                reason = e.getMessage();
+            }
+        }
+        check.put("status", reason == null ? "UP" : "DOWN");
+        if (reason != null) {
+            check.put("data", Map.of("reason", reason));
+        }
         return check;
     }
 

@@ -47,6 +47,8 @@ public class Metrics {
         REFUSALS("spice_authority_refusals_total", "counter", "Requests refused with a problem answer, by problem code."),
         SESSIONS_OPENED("spice_authority_sessions_opened_total", "counter", "Sessions opened."),
         SESSIONS_CLOSED("spice_authority_sessions_closed_total", "counter", "Sessions closed (by the host, or because it exited)."),
+        TEMP_SWEPT("spice_authority_temp_files_swept_total", "counter",
+                "Leftover temporary files of interrupted writes removed when the authority was opened."),
         REQUESTS("http_server_requests_seconds", "summary", "API requests by method, outcome, status and route template."),
         ACTIVE("http_server_active_requests", "gauge", "API requests in progress.");
 
@@ -134,6 +136,13 @@ public class Metrics {
                 case ACTIVE -> {
                     header(out, f);
                     line(out, f.metric, "", Long.toString(active.get()));
+                }
+                case TEMP_SWEPT -> {
+                    spice.authority.app.serve.ServeContext ctx = spice.authority.app.serve.ServeContext.current();
+                    if (ctx != null && ctx.authority() != null) {
+                        header(out, f);
+                        line(out, f.metric, "", Integer.toString(ctx.authority().sweptTempFiles()));
+                    }
                 }
                 default -> {
                     List<Map.Entry<Series, LongAdder>> series = sorted(counters).stream()

@@ -234,7 +234,8 @@ class HelperEndToEndIT {
         UnixHttp http = helper.http();
         assertThat(http.get("/q/health/live").text()).isEqualTo("{\"status\":\"UP\",\"checks\":[]}");
         assertThat(http.get("/q/health/ready").text()).isEqualTo("{\"status\":\"UP\",\"checks\":[{\"name\":\"authority\","
-                + "\"status\":\"UP\",\"data\":{\"state\":\"open\"}},{\"name\":\"process-watcher\",\"status\":\"UP\"}]}");
+                + "\"status\":\"UP\",\"data\":{\"state\":\"open\"}},{\"name\":\"store\",\"status\":\"UP\"},"
+                + "{\"name\":\"process-watcher\",\"status\":\"UP\"}]}");
         for (String path : List.of("/q/health/live", "/q/metrics")) {
             Process head = new ProcessBuilder("curl", "-s", "-I", "--max-time", "10", "--unix-socket", helper.socket.toString(),
                     "http://localhost" + path).redirectErrorStream(true).start();

@@ -1,0 +1,87 @@
+package spice.authority.app.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import spice.authority.app.serve.ServeContext;
+import spice.authority.core.AuthorityException;
+import spice.authority.core.Cancellation;
+import spice.authority.core.RunAuthority;
+import spice.authority.os.DirectoryRefusedException;
+import spice.authority.os.ForwardingSecureDirectory;
+import spice.authority.os.OpenMode;
+import spice.authority.os.SecureDirectories;
+import spice.authority.os.SecureDirectory;
+
+/**
+ * A dead store is visible: when the retained directory cannot be listed (as on a filesystem that
+ * answers EIO), readiness is DOWN with the reason and the run listing fails instead of being
+ * short. The failure comes from a fake door in front of a real directory.
+ */
+class StoreHealthTest {
+    private Path root;
+    private RunAuthority authority;
+
+    /** A real directory whose listing fails with EIO once {@code dead} is set. */
+    private static final class DyingDirectory extends ForwardingSecureDirectory {
+        volatile boolean dead;
+
+        DyingDirectory(SecureDirectory real) {
+            super(real);
+        }
+
+        @Override
+        public List<String> list() throws DirectoryRefusedException {
+            if (dead) {
+                throw new DirectoryRefusedException(DirectoryRefusedException.Category.IO, path(), "getdents64: EIO (injected)");
+            }
+            return super.list();
+        }
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        ServeContext.reset();
+        if (authority != null) {
+            authority.close();
+        }
+        if (root != null) {
+            try (var walk = Files.walk(root)) {
+                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        }
+    }
+
+    @Test
+    void deadStore_readinessDownWithTheReason_listingRefusedNotShort() throws Exception {
+        root = Files.createTempDirectory("spice-store-health-");
+        DyingDirectory dir = new DyingDirectory(
+                SecureDirectories.provider().open(root.resolve("authority").toString(), OpenMode.CREATE_OR_VALIDATE));
+        authority = RunAuthority.open(dir, new SecureRandom());
+        authority.start("run-1", Cancellation.none()).close();
+        ServeContext.install(new ServeContext(authority, null, null, null, null, null, null, 0));
+
+        assertThat(Health.store()).containsEntry("status", "UP");
+        assertThat(authority.listRecords().records()).hasSize(1);
+
+        dir.dead = true;
+        Map<String, Object> check = Health.store();
+        assertThat(check).containsEntry("name", "store").containsEntry("status", "DOWN");
+        assertThat(check.get("data").toString()).contains("cannot be listed").contains("EIO");
+        assertThat(Health.body(List.of(Health.authority(), check))).containsEntry("status", "DOWN");
+        assertThatThrownBy(authority::listRecords).isInstanceOf(AuthorityException.Unavailable.class)
+                .hasMessageContaining("EIO");
+
+        dir.dead = false;
+        assertThat(Health.store()).containsEntry("status", "UP");
+    }
+}
