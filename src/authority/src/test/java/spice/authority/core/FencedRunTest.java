@@ -23,8 +23,8 @@ class FencedRunTest {
         ActiveRun other = a.start("run-other", NONE);
         ActiveRun owner = a.start(RUN, NONE);
         assertThat(a.isFenced(RUN)).isFalse();
-        // The suspend's write fails once the writer ran (before its rename): outcome unknown here.
-        dir.failAt(MemoryDirectory.Step.AFTER_WRITE_BEFORE_FSYNC, 0, false);
+        // The suspend's rename is called and fails: whether it took effect is unknown here.
+        dir.failAt(MemoryDirectory.Step.RENAME_FAILS, 0, false);
         assertThatThrownBy(() -> owner.seal(Fixtures.suspended(RUN, 7), NONE)).isInstanceOf(AuthorityException.Uncertain.class);
         dir.clearFault();
 

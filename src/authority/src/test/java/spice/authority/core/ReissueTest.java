@@ -161,9 +161,9 @@ class ReissueTest {
         RunAuthority a = Fixtures.open(dir);
         ActiveRun owner = a.start(RUN, NONE);
         owner.seal(S7, NONE);
-        // The resume's write fails before its rename: the record is still SUSPENDED at the same
-        // snapshot, but this process cannot know that, so the run is fenced.
-        dir.failAt(MemoryDirectory.Step.AFTER_WRITE_BEFORE_FSYNC, 0, false);
+        // The resume's rename is called and fails without taking effect: the record is still
+        // SUSPENDED at the same snapshot, but this process cannot know that, so the run is fenced.
+        dir.failAt(MemoryDirectory.Step.RENAME_FAILS, 0, false);
         assertThatThrownBy(() -> owner.resume(NONE)).isInstanceOf(AuthorityException.Uncertain.class);
         dir.clearFault();
         assertThat(a.isFenced(RUN)).isTrue();

@@ -240,25 +240,47 @@ class RecoveryRunsIT {
 
     @Test
     void fencedRun_isShownFencedAndNotOwned_untilARestartReadsTheTruthFromDisk() throws Exception {
-        // From now on the helper's files may grow to 400 bytes: an ACTIVE record (about 270) is
-        // written, a SUSPENDED one (about 540) fails once its writer ran (EFBIG: the JVM ignores
-        // SIGXFSZ). Set on the running helper, which has loaded its native library by now.
-        Process limit = new ProcessBuilder("prlimit", "--pid", Long.toString(helper.process.pid()), "--fsize=400:400")
-                .redirectErrorStream(true).start();
-        assertThat(limit.waitFor()).as(new String(limit.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).isZero();
         Path authority = root.resolve("authority");
         Path socket = helper.socket;
+        Path stand = root.resolve("stand-in.state");
+        Path target;
+        Path mounted = null;
         try (HostProcess host = new HostProcess(helper.socket)) {
             assertThat(host.send("session")).startsWith("200 ");
+            java.util.Set<Path> before = stateFiles(authority);
             assertThat(host.send("start run-fenced")).startsWith("200 ");
+            java.util.Set<Path> after = stateFiles(authority);
+            after.removeAll(before);
+            assertThat(after).hasSize(1);
+            target = after.iterator().next();
             assertThat(host.send("start run-clear")).startsWith("200 ");
+
+            // A failure before the rename is retryable and fences nothing: the helper's files may
+            // grow to 400 bytes, so the SUSPENDED record (about 540) fails at its write (EFBIG; the
+            // JVM ignores SIGXFSZ). Set on the running helper, which has loaded its libraries.
+            prlimit("--fsize=400:unlimited"); // soft limit only: it can be raised again
+            assertThat(host.send("sign run-clear " + payload("run-clear", 7) + " " + root.resolve("c.pb")))
+                    .startsWith("503 ").contains("\"code\":\"unavailable\"").contains("nothing written: write:");
+            assertThat(run("run-clear")).isEqualTo("{\"run_id\":\"run-clear\",\"phase\":\"ACTIVE\",\"run_generation\":1,"
+                    + "\"owned\":true}");
+            prlimit("--fsize=unlimited:unlimited");
+            assertThat(host.send("sign run-clear " + payload("run-clear", 7) + " " + root.resolve("c.pb")))
+                    .as("the same call works once the cause is gone, without a restart").startsWith("200 envelope");
+
+            // A failure of the rename itself is uncertain and fences the run: a file mounted over
+            // the record makes rename(2) onto it fail (EBUSY) after everything before it worked.
+            Files.copy(target, stand);
+            mount("--bind", stand.toString(), target.toString());
+            mounted = target;
             assertThat(host.send("sign run-fenced " + payload("run-fenced", 7) + " " + root.resolve("f.pb")))
                     .startsWith("500 ").contains("\"code\":\"uncertain\"");
+            mount("-u", target.toString());
+            mounted = null;
 
             // The host still holds its lease, but the run is fenced: not owned, and said so.
             assertThat(run("run-fenced")).isEqualTo("{\"run_id\":\"run-fenced\",\"phase\":\"ACTIVE\",\"run_generation\":1,"
                     + "\"owned\":false,\"fenced\":true}");
-            assertThat(run("run-clear")).isEqualTo("{\"run_id\":\"run-clear\",\"phase\":\"ACTIVE\",\"run_generation\":1,"
+            assertThat(run("run-clear")).isEqualTo("{\"run_id\":\"run-clear\",\"phase\":\"SUSPENDED\",\"run_generation\":1,"
                     + "\"owned\":true}");
             assertThat(helper.http().get("/v1/runs").text()).contains("\"owned\":false,\"fenced\":true");
             assertThat(helper.http().get("/v1/authority").text()).contains("\"owned_runs\":1");
@@ -267,6 +289,10 @@ class RecoveryRunsIT {
             assertThat(host.send("sign run-fenced " + payload("run-fenced", 7) + " " + root.resolve("f.pb"))).startsWith("500 ")
                     .contains("\"code\":\"uncertain\"");
             assertThat(host.send("abandon run-fenced")).startsWith("500 ").contains("\"code\":\"uncertain\"");
+        } finally {
+            if (mounted != null) {
+                new ProcessBuilder("umount", mounted.toString()).start().waitFor(); // best effort, after a failure
+            }
         }
         // A restart reads the truth from disk: the suspend never landed, and the fence is gone.
         assertThat(helper.stop()).isZero();
@@ -274,5 +300,28 @@ class RecoveryRunsIT {
         assertThat(run("run-fenced")).isEqualTo("{\"run_id\":\"run-fenced\",\"phase\":\"ACTIVE\",\"run_generation\":1,"
                 + "\"owned\":false}");
         assertThat(cli("runs", "abandon", "run-fenced", "--yes")).isEqualTo("0 run-fenced  CANCELLED  generation 1  not owned\n");
+    }
+
+    private static java.util.Set<Path> stateFiles(Path dir) throws IOException {
+        try (var s = Files.list(dir)) {
+            return s.filter(p -> p.getFileName().toString().endsWith(".state")).collect(java.util.stream.Collectors.toSet());
+        }
+    }
+
+    private void prlimit(String limit) throws Exception {
+        Process p = new ProcessBuilder("prlimit", "--pid", Long.toString(helper.process.pid()), limit).redirectErrorStream(true).start();
+        assertThat(p.waitFor()).as(new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).isZero();
+    }
+
+    private static void mount(String... args) throws Exception {
+        java.util.List<String> cmd = new java.util.ArrayList<>();
+        cmd.add(args[0].equals("-u") ? "umount" : "mount");
+        for (String a : args) {
+            if (!a.equals("-u")) {
+                cmd.add(a);
+            }
+        }
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        assertThat(p.waitFor()).as(new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).isZero();
     }
 }
