@@ -67,6 +67,7 @@ public final class KillSoak {
     private final AtomicInteger reissued = new AtomicInteger();
     private final List<String> lost = new ArrayList<>();
     private final List<String> stranded = new ArrayList<>();
+    private final List<String> doubles = java.util.Collections.synchronizedList(new ArrayList<>());
     private int tempFilesAfterRestart;
     private int unreadable;
 
@@ -150,15 +151,16 @@ public final class KillSoak {
         System.out.println();
         System.out.printf("kills %d, requests %d, runs completed %d, abandoned %d, envelopes re-issued %d%n",
                 kills, requests.get(), completedRuns.get(), abandoned.get(), reissued.get());
-        long doubles = activations.values().stream().filter(n -> n.get() > 1).count();
+        long doubleImports = activations.values().stream().filter(n -> n.get() > 1).count();
         System.out.printf("acknowledged transitions lost: %d%n", lost.size());
         System.out.printf("illegal or unreadable records: %d%n", unreadable);
-        System.out.printf("double imports: %d%n", doubles);
+        System.out.printf("double imports: %d%n", doubleImports);
         System.out.printf("temp files left after restart: %d%n", tempFilesAfterRestart);
         System.out.printf("runs stranded without a way forward: %d%n", stranded.size());
         lost.forEach(l -> System.out.println("  lost: " + l));
         stranded.forEach(l -> System.out.println("  stranded: " + l));
-        return lost.isEmpty() && unreadable == 0 && doubles == 0 && tempFilesAfterRestart == 0 && stranded.isEmpty() ? 0 : 1;
+        doubles.forEach(l -> System.out.println("  double: " + l));
+        return lost.isEmpty() && unreadable == 0 && doubleImports == 0 && tempFilesAfterRestart == 0 && stranded.isEmpty() ? 0 : 1;
     }
 
     // ---- the helper ---------------------------------------------------------------------------
@@ -243,11 +245,15 @@ public final class KillSoak {
             return;
         }
         j.ack("ACTIVE", 1);
-        if (!suspend(session, j, runId, 7) || !resume(session, j, runId) || !suspend(session, j, runId, 9)) {
+        if (suspend(session, j, runId, 7) == null || !resume(session, j, runId)) {
             recover(session, runId);
             return;
         }
-        Response env = lastEnvelope;
+        Response env = suspend(session, j, runId, 9);
+        if (env == null) {
+            recover(session, runId);
+            return;
+        }
         Response rel = call("DELETE", "/v1/runs/" + runId + "/lease", session, null, null);
         if (rel.status != 204) {
             recover(session, runId);
@@ -256,9 +262,8 @@ public final class KillSoak {
         pool.add(new Envelope(runId, env.body, j.generation));
     }
 
-    private volatile Response lastEnvelope;
-
-    private boolean suspend(String session, Journal j, String runId, long seq) throws Dropped, IOException {
+    /** Suspends at {@code seq}; the envelope, or null when refused. */
+    private Response suspend(String session, Journal j, String runId, long seq) throws Dropped, IOException {
         String payload = payload(runId, "suspended", seq);
         synchronized (j) {
             j.suspendedPayload = payload; // what a re-post must send, whether the answer comes or not
@@ -266,11 +271,10 @@ public final class KillSoak {
         Response r = transition(j, "sign", () -> call("POST", "/v1/runs/" + runId + "/snapshots", session,
                 "application/vnd.spice.snapshot.v1alpha2+json", payload.getBytes(StandardCharsets.UTF_8)));
         if (r.status != 200) {
-            return false;
+            return null;
         }
-        lastEnvelope = r;
         j.ack("SUSPENDED", j.generation);
-        return true;
+        return r;
     }
 
     private boolean resume(String session, Journal j, String runId) throws Dropped, IOException {
@@ -300,7 +304,10 @@ public final class KillSoak {
             recover(session, e.runId);
             return;
         }
-        activations.computeIfAbsent(e.runId + "@" + e.generation, k -> new AtomicInteger()).incrementAndGet();
+        if (activations.computeIfAbsent(e.runId + "@" + e.generation, k -> new AtomicInteger()).incrementAndGet() > 1) {
+            doubles.add(e.runId + "@" + e.generation + ": activated again by " + Thread.currentThread().getName() + " as "
+                    + a.text() + " after consume " + c.text());
+        }
         j.ack("ACTIVE", gen(a));
         String done = payload(e.runId, "completed", 11);
         Response t = transition(j, "terminal", () -> call("POST", "/v1/runs/" + e.runId + "/snapshots", session,
@@ -506,9 +513,36 @@ public final class KillSoak {
             int status = Integer.parseInt(head.substring(9, 12));
             int split = indexOf(all, "\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
             byte[] content = split < 0 ? new byte[0] : java.util.Arrays.copyOfRange(all, split + 4, all.length);
+            String headers = split < 0 ? "" : new String(all, 0, split, StandardCharsets.US_ASCII).toLowerCase(java.util.Locale.ROOT);
+            if (headers.contains("transfer-encoding: chunked")) {
+                content = dechunk(content);
+            }
             return new Response(status, content);
         } catch (IOException e) {
             throw new Dropped();
+        }
+    }
+
+    /** The body of a chunked answer (chunk-size lines removed). */
+    private static byte[] dechunk(byte[] in) throws Dropped {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(in.length);
+        int i = 0;
+        while (true) {
+            int eol = indexOf(java.util.Arrays.copyOfRange(in, i, in.length), "\r\n".getBytes(StandardCharsets.US_ASCII));
+            if (eol < 0) {
+                throw new Dropped(); // cut off
+            }
+            String size = new String(in, i, eol, StandardCharsets.US_ASCII).split(";")[0].trim();
+            int n = Integer.parseInt(size, 16);
+            i += eol + 2;
+            if (n == 0) {
+                return out.toByteArray();
+            }
+            if (i + n > in.length) {
+                throw new Dropped();
+            }
+            out.write(in, i, n);
+            i += n + 2;
         }
     }
 
