@@ -111,22 +111,31 @@ final class PosixSecureDirectory implements SecureDirectory {
         }
     }
 
+    /**
+     * The entry {@code name} itself, or null when it does not exist. SECURITY: AT_SYMLINK_NOFOLLOW:
+     * a symbolic link is judged itself, never the file it points to; nothing is opened, so a FIFO
+     * cannot block.
+     */
+    private FileStat statNoFollow(String name, String shown) throws DirectoryRefusedException {
+        try {
+            return sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
+        } catch (PosixException e) {
+            if (e.errno() == p.ENOENT) {
+                return null;
+            }
+            throw io(shown, e);
+        }
+    }
+
     @Override
     public FileIdentity checkFile(String name) throws DirectoryRefusedException {
         FileNames.requireValid(shownPath(), name);
         String shown = shown(name);
         enter();
         try {
-            FileStat st;
-            try {
-                // SECURITY: AT_SYMLINK_NOFOLLOW: a symbolic link is judged itself (and refused),
-                // never the file it points to. Nothing is opened, so a FIFO cannot block.
-                st = sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
-            } catch (PosixException e) {
-                if (e.errno() == p.ENOENT) {
-                    throw new DirectoryRefusedException(MISSING, shown, "does not exist");
-                }
-                throw io(shown, e);
+            FileStat st = statNoFollow(name, shown);
+            if (st == null) {
+                throw new DirectoryRefusedException(MISSING, shown, "does not exist");
             }
             requireSafeFile(st, shown);
             return st.identity();
@@ -351,14 +360,9 @@ final class PosixSecureDirectory implements SecureDirectory {
         String shown = shown(name);
         enter();
         try {
-            FileStat st;
-            try {
-                st = sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
-            } catch (PosixException e) {
-                if (e.errno() == p.ENOENT) {
-                    return false;
-                }
-                throw io(shown, e);
+            FileStat st = statNoFollow(name, shown);
+            if (st == null) {
+                return false;
             }
             // SECURITY: only what a writer of ours (or of the reference) leaves: a regular file of
             // the effective user. Its mode and link count are not judged: a crash may come before
