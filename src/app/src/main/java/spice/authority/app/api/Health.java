@@ -36,8 +36,72 @@ public class Health {
     void registerRoutes(@Observes Router router) {
         route(router, "/q/health/live").handler(rc -> answer(rc, List.of()));
         route(router, "/q/health/started").handler(rc -> answer(rc, List.of()));
-        route(router, "/q/health/ready").handler(rc -> answer(rc, List.of(authority(), store(), processWatcher())));
-        route(router, "/q/health").handler(rc -> answer(rc, List.of(authority(), store(), processWatcher())));
+        route(router, "/q/health/ready").handler(this::ready);
+        route(router, "/q/health").handler(this::ready);
+    }
+
+    /** How long a store check's answer is reused, and how long a probe waits for a running one. */
+    static final long STORE_CHECK_FRESH_NANOS = 2_000_000_000L;
+    static final long STORE_CHECK_WAIT_MS = 1000;
+
+    private final java.util.concurrent.atomic.AtomicReference<java.util.concurrent.CompletableFuture<Map<String, Object>>> storeCheck =
+            new java.util.concurrent.atomic.AtomicReference<>();
+    private volatile Map<String, Object> lastStore;
+    private volatile long lastStoreAt;
+
+    /**
+     * Readiness without blocking the event loop: the store check makes system calls (a walk of
+     * the directory's path, a listing) that a dead filesystem can hang, so it runs on its own
+     * thread, one at a time, and its answer is reused for {@link #STORE_CHECK_FRESH_NANOS}. A
+     * probe waits at most {@link #STORE_CHECK_WAIT_MS} for a running check, then answers DOWN
+     * ("the store check did not finish").
+     */
+    private void ready(RoutingContext rc) {
+        io.vertx.core.Context context = io.vertx.core.Vertx.currentContext();
+        storeCheckResult()
+                .completeOnTimeout(storeTimedOut(), STORE_CHECK_WAIT_MS, java.util.concurrent.TimeUnit.MILLISECONDS)
+                .thenAccept(store -> context.runOnContext(v -> answer(rc, List.of(authority(), store, processWatcher()))));
+    }
+
+    java.util.concurrent.CompletableFuture<Map<String, Object>> storeCheckResult() {
+        Map<String, Object> last = lastStore;
+        if (last != null && System.nanoTime() - lastStoreAt < STORE_CHECK_FRESH_NANOS) {
+            return java.util.concurrent.CompletableFuture.completedFuture(last);
+        }
+        java.util.concurrent.CompletableFuture<Map<String, Object>> running = storeCheck.get();
+        if (running != null) {
+            return running.copy();
+        }
+        java.util.concurrent.CompletableFuture<Map<String, Object>> mine = new java.util.concurrent.CompletableFuture<>();
+        if (!storeCheck.compareAndSet(null, mine)) {
+            java.util.concurrent.CompletableFuture<Map<String, Object>> other = storeCheck.get();
+            return other != null ? other.copy() : storeCheckResult();
+        }
+        Thread.ofPlatform().daemon().name("spice-store-check").start(() -> {
+            Map<String, Object> result;
+            try {
+                result = store();
+            } catch (RuntimeException | Error e) {
+                result = down("store", "store check failed: " + e.getClass().getSimpleName());
+            }
+            lastStore = result;
+            lastStoreAt = System.nanoTime();
+            storeCheck.set(null);
+            mine.complete(result);
+        });
+        return mine.copy();
+    }
+
+    private static Map<String, Object> storeTimedOut() {
+        return down("store", "the store check did not finish within " + STORE_CHECK_WAIT_MS + " ms (a hung filesystem?)");
+    }
+
+    private static Map<String, Object> down(String name, String reason) {
+        Map<String, Object> check = new LinkedHashMap<>();
+        check.put("name", name);
+        check.put("status", "DOWN");
+        check.put("data", Map.of("reason", reason));
+        return check;
     }
 
     /** GET, and HEAD for probes that only read the status. */
@@ -58,7 +122,8 @@ public class Health {
 
     /**
      * The store: DOWN with the reason when the retained directory (or the identity file) no
-     * longer revalidates or cannot be listed, as on a dead filesystem. Reads no record.
+     * longer revalidates or cannot be listed, as on a dead filesystem. Reads no record. Blocking:
+     * never called on the event loop (see {@link #ready}).
      */
     static Map<String, Object> store() {
         ServeContext ctx = ServeContext.current();

@@ -29,9 +29,11 @@ class StoreHealthTest {
     private Path root;
     private RunAuthority authority;
 
-    /** A real directory whose listing fails with EIO once {@code dead} is set. */
+    /** A real directory whose listing fails with EIO once {@code dead} is set, or hangs while {@code hung} is. */
     private static final class DyingDirectory extends ForwardingSecureDirectory {
         volatile boolean dead;
+        volatile java.util.concurrent.CountDownLatch hung;
+        final java.util.concurrent.atomic.AtomicInteger lists = new java.util.concurrent.atomic.AtomicInteger();
 
         DyingDirectory(SecureDirectory real) {
             super(real);
@@ -39,6 +41,15 @@ class StoreHealthTest {
 
         @Override
         public List<String> list() throws DirectoryRefusedException {
+            lists.incrementAndGet();
+            java.util.concurrent.CountDownLatch h = hung;
+            if (h != null) {
+                try {
+                    h.await(); // as a call into a hung filesystem
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             if (dead) {
                 throw new DirectoryRefusedException(DirectoryRefusedException.Category.IO, path(), "getdents64: EIO (injected)");
             }
@@ -83,5 +94,31 @@ class StoreHealthTest {
 
         dir.dead = false;
         assertThat(Health.store()).containsEntry("status", "UP");
+    }
+
+    @Test
+    void hungStore_probeDoesNotWait_oneCheckAtATime_answerReusedBriefly() throws Exception {
+        root = Files.createTempDirectory("spice-store-hung-");
+        DyingDirectory dir = new DyingDirectory(
+                SecureDirectories.provider().open(root.resolve("authority").toString(), OpenMode.CREATE_OR_VALIDATE));
+        authority = RunAuthority.open(dir, new SecureRandom());
+        ServeContext.install(new ServeContext(authority, null, null, null, null, null, null, 0));
+        Health health = new Health();
+        dir.lists.set(0); // the open's own listing (its temp-file sweep) does not count
+        dir.hung = new java.util.concurrent.CountDownLatch(1);
+
+        var first = health.storeCheckResult();
+        var second = health.storeCheckResult();
+        Thread.sleep(300);
+        assertThat(first).as("the check hangs off the caller's thread").isNotDone();
+        assertThat(second).isNotDone();
+        assertThat(dir.lists.get()).as("one check at a time").isEqualTo(1);
+
+        dir.hung.countDown();
+        dir.hung = null;
+        assertThat(first.get(5, java.util.concurrent.TimeUnit.SECONDS)).containsEntry("status", "UP");
+        assertThat(second.get(5, java.util.concurrent.TimeUnit.SECONDS)).containsEntry("status", "UP");
+        assertThat(health.storeCheckResult().get(1, java.util.concurrent.TimeUnit.SECONDS)).containsEntry("status", "UP");
+        assertThat(dir.lists.get()).as("a fresh answer is reused").isEqualTo(1);
     }
 }
