@@ -58,7 +58,7 @@ public abstract sealed class HelperProblem extends IOException {
 
     /**
      * True when the helper says nothing was written and the same call may simply be sent again
-     * ({@code unavailable}, or {@code busy} with a {@code Retry-After}).
+     * ({@code unavailable}; {@code busy} with a {@code Retry-After} or for a quota).
      */
     public boolean nothingHappened() {
         return false;
@@ -114,7 +114,10 @@ public abstract sealed class HelperProblem extends IOException {
         }
     }
 
-    /** {@code busy}: a lock is held (a live owner) or a quota is reached. */
+    /**
+     * {@code busy}: a lock is held by a live owner ({@code 409}: retrying will not help until it
+     * stops), or a quota is reached ({@code 429}: nothing happened, retry later).
+     */
     public static final class Busy extends HelperProblem {
         private static final long serialVersionUID = 1L;
         private final transient Duration retryAfter;
@@ -129,9 +132,14 @@ public abstract sealed class HelperProblem extends IOException {
             return Optional.ofNullable(retryAfter);
         }
 
+        /** A quota of the session, process or helper was reached ({@code 429}); nothing happened. */
+        public boolean isQuota() {
+            return status() == 429;
+        }
+
         @Override
         public boolean nothingHappened() {
-            return retryAfter != null;
+            return retryAfter != null || isQuota();
         }
     }
 

@@ -5,7 +5,8 @@ import java.util.Objects;
 
 /**
  * How often a call is sent again when the helper's answer proves nothing happened: {@code unavailable},
- * {@code busy} with a {@code Retry-After}, or no connection at all (nothing was sent). Never on
+ * {@code busy} with a {@code Retry-After} or for a quota ({@code 429}), or no connection at all
+ * (nothing was sent). Never on
  * {@code uncertain}, never after a request may have reached the helper without an answer.
  *
  * <p>Backoff doubles from {@code initialBackoff} up to {@code maxBackoff}; a {@code Retry-After}

@@ -225,6 +225,24 @@ class AuthorityClientTest {
         }
     }
 
+    @Test
+    void retry_busyForAQuota_isRepeated_busyForALiveOwnerIsNot(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        int[] n = {0};
+        try (FakeHelper h = FakeHelper.unix(sock, r -> ++n[0] == 1
+                ? FakeHelper.problem(429, "busy", "the session holds 64 leases and imports") : run("ACTIVE", 1, true))) {
+            assertThat(client(sock, FAST).start(new Session(SESSION_ID, 1), "run-1").phase()).isEqualTo("ACTIVE");
+            assertThat(h.requests()).hasSize(2);
+        }
+        try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.problem(409, "busy", "run run-1 is owned by a live session"))) {
+            HelperProblem.Busy b = (HelperProblem.Busy) catchThrowable(() -> client(sock, FAST).prepareImport(
+                    new Session(SESSION_ID, 1), new byte[] {1}));
+            assertThat(b.isQuota()).isFalse();
+            assertThat(b.nothingHappened()).isFalse();
+            assertThat(h.requests()).hasSize(1);
+        }
+    }
+
     private static byte[] fixLength(byte[] response) {
         String s = new String(response, StandardCharsets.ISO_8859_1);
         String body = s.substring(s.indexOf("\r\n\r\n") + 4);
