@@ -1,26 +1,21 @@
 package spice.authority.app.cli;
 
+import spice.authority.host.HelperEndpoint;
+
 /**
- * The one rule for where the helper's endpoint files live by default, shared by {@code serve} and
- * the commands that talk to it (if the two ever disagreed, clients could not find the helper):
- * {@code $XDG_RUNTIME_DIR/spice-agent} when that is set to an absolute path, else
- * {@code /tmp/spice-agent-<uid>}. {@code serve} validates the directory (0700, owned by the user).
+ * Where the helper's endpoint files live by default, for {@code serve}: the one rule is
+ * {@link HelperEndpoint#defaultDirectory(String, long)}, shared with every client (if they ever
+ * disagreed, clients could not find the helper). {@code serve} validates the directory (0700,
+ * owned by the user).
  */
 public final class EndpointDefaults {
-    public static final String SOCKET_NAME = "authority.sock";
-    public static final String TOKEN_NAME = "token";
+    public static final String SOCKET_NAME = HelperEndpoint.SOCKET_NAME;
+    public static final String TOKEN_NAME = HelperEndpoint.TOKEN_NAME;
 
     private EndpointDefaults() {}
 
-    /**
-     * @param xdgRuntimeDir the value of {@code XDG_RUNTIME_DIR}, or null
-     * @param uid the user's uid; negative when unknown
-     * @return the directory, or null when it depends on an unknown uid
-     */
+    /** See {@link HelperEndpoint#defaultDirectory(String, long)}. */
     public static String directory(String xdgRuntimeDir, long uid) {
-        if (xdgRuntimeDir != null && xdgRuntimeDir.startsWith("/") && !xdgRuntimeDir.endsWith("/")) {
-            return xdgRuntimeDir + "/spice-agent";
-        }
-        return uid < 0 ? null : "/tmp/spice-agent-" + uid;
+        return HelperEndpoint.defaultDirectory(xdgRuntimeDir, uid);
     }
 }

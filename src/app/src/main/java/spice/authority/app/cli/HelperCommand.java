@@ -2,7 +2,6 @@ package spice.authority.app.cli;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -10,10 +9,19 @@ import java.util.function.LongSupplier;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import spice.authority.host.AuthorityClient;
+import spice.authority.host.HelperEndpoint;
+import spice.authority.host.HelperProblem;
+import spice.authority.host.HelperProtocolError;
+import spice.authority.host.HelperTimeout;
+import spice.authority.host.HelperUnreachable;
+import spice.authority.host.RawJson;
+import spice.authority.host.RetryPolicy;
+import spice.authority.host.Users;
 
 /**
  * Base of the commands that talk to a running helper ({@code status}, {@code runs ...}): endpoint
- * options, the HTTP client, and the CLI's conventions for the helper's answers. A refusal (a
+ * options, the {@link AuthorityClient}, and the CLI's conventions for the helper's answers. A refusal (a
  * problem body) is one line {@code spice-authority: <code>: <detail>} and exit 1; no helper is exit
  * 1 with a line saying how to start one. These commands never open a listener.
  */
@@ -62,7 +70,7 @@ abstract class HelperCommand implements Callable<Integer> {
     }
 
     /** The command's work once the endpoint is known; returns the exit code. */
-    abstract int run(HelperClient client) throws IOException, Refused, Usage;
+    abstract int run(AuthorityClient client) throws IOException, Refused, Usage;
 
     /** Checks done before anything is resolved or sent (e.g. a missing confirmation). */
     void preflight() throws Usage {}
@@ -70,7 +78,7 @@ abstract class HelperCommand implements Callable<Integer> {
     @Override
     public final Integer call() {
         PrintWriter err = spec.commandLine().getErr();
-        HelperClient.Endpoint endpoint;
+        HelperEndpoint endpoint;
         try {
             preflight();
             endpoint = endpoint();
@@ -83,16 +91,19 @@ abstract class HelperCommand implements Callable<Integer> {
             return refuse(r.getMessage());
         }
         try {
-            return run(new HelperClient(endpoint));
+            // The CLI speaks for the user once: no retries, so a refusal is shown as the helper gave it.
+            AuthorityClient client = AuthorityClient.builder(endpoint).tokenReader(new CliTokenReader())
+                    .retry(RetryPolicy.NONE).userAgent("spice-authority-cli").build();
+            return run(client);
         } catch (Usage u) {
             err.println("spice-authority: " + u.getMessage());
             err.flush();
             return Cli.USAGE;
         } catch (Refused r) {
             return refuse(r.getMessage());
-        } catch (HelperClient.NotRunningException e) {
+        } catch (HelperUnreachable e) {
             return refuse("no helper is running: " + e.getMessage() + "; start it with " + serveHint());
-        } catch (HelperClient.TimeoutException | HelperClient.ProtocolException e) {
+        } catch (HelperProblem | HelperTimeout | HelperProtocolError e) {
             return refuse(e.getMessage());
         } catch (IOException e) {
             return refuse("cannot talk to the helper at " + endpoint.display() + ": " + BoundedFiles.describe(e));
@@ -120,7 +131,7 @@ abstract class HelperCommand implements Callable<Integer> {
         return b.toString();
     }
 
-    HelperClient.Endpoint endpoint() throws Usage, Refused {
+    HelperEndpoint endpoint() throws Usage, Refused {
         if (socket != null && listen != null) {
             throw new Usage("--socket and --listen exclude each other");
         }
@@ -131,14 +142,14 @@ abstract class HelperCommand implements Callable<Integer> {
             if (socket.isEmpty()) {
                 throw new Usage("--socket needs a path");
             }
-            return new HelperClient.Unix(Path.of(socket));
+            return new HelperEndpoint.Unix(Path.of(socket));
         }
         if (listen != null) {
             LoopbackEndpoint hp = loopback(listen);
             Path token = tokenFile != null ? Path.of(tokenFile) : Path.of(defaultEndpointDir(), EndpointDefaults.TOKEN_NAME);
-            return new HelperClient.Tcp(hp.address(), hp.port(), token);
+            return new HelperEndpoint.Tcp(hp.address(), hp.port(), token);
         }
-        return new HelperClient.Unix(Path.of(defaultEndpointDir(), EndpointDefaults.SOCKET_NAME));
+        return new HelperEndpoint.Unix(Path.of(defaultEndpointDir(), EndpointDefaults.SOCKET_NAME));
     }
 
     /** The rule of 'serve': $XDG_RUNTIME_DIR/spice-agent when set (absolute), else /tmp/spice-agent-UID. */
@@ -150,18 +161,9 @@ abstract class HelperCommand implements Callable<Integer> {
         return dir;
     }
 
-    /** The real uid, without native code of our own; -1 when unknown. */
+    /** The real uid; -1 when unknown. */
     static long ownUid() {
-        try {
-            return ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).longValue();
-        } catch (IOException | RuntimeException e) {
-            // not Linux: ask the JDK
-        }
-        try {
-            return new com.sun.security.auth.module.UnixSystem().getUid();
-        } catch (RuntimeException | LinkageError e) {
-            return -1;
-        }
+        return Users.ownUid();
     }
 
     /** {@code --listen}, as a usage error when it is not a loopback literal with a port (1..65535). */
@@ -175,57 +177,21 @@ abstract class HelperCommand implements Callable<Integer> {
 
     // ---- answers ------------------------------------------------------------------------------
 
-    /**
-     * The body of a successful answer; a problem body becomes a {@link Refused} with
-     * {@code <code>: <detail>}, anything else an "unexpected response" refusal.
-     */
-    static byte[] expectSuccess(HelperClient client, HelperClient.Response r) throws Refused {
-        if (r.isSuccess()) {
-            return r.body();
-        }
-        try {
-            Map<String, Object> p = HelperJson.object(r.body());
-            if (p.get("code") instanceof String code) {
-                String detail = p.get("detail") instanceof String d ? d : reason(r);
-                String rule = p.get("rule") instanceof String s ? " (rule " + s + ")" : "";
-                throw new Refused(code + ": " + detail + rule);
-            }
-        } catch (HelperJson.MalformedException e) {
-            // not a problem body
-        }
-        throw new Refused("unexpected response from the helper at " + client.endpoint().display() + ": HTTP "
-                + r.status() + " " + reason(r));
-    }
-
-    /** The JSON object of a successful answer. */
-    static Map<String, Object> expectObject(HelperClient client, HelperClient.Response r) throws Refused {
-        byte[] body = expectSuccess(client, r);
-        try {
-            return HelperJson.object(body);
-        } catch (HelperJson.MalformedException e) {
-            throw malformed(client);
-        }
-    }
-
-    static Refused malformed(HelperClient client) {
+    static Refused malformed(AuthorityClient client) {
         return new Refused("unexpected response from the helper at " + client.endpoint().display() + ": malformed JSON");
     }
 
     /** Prints a successful answer's JSON, indented, as the helper sent it. */
-    void printJson(HelperClient client, byte[] body) throws Refused {
+    void printJson(AuthorityClient client, RawJson json) throws Refused {
         String pretty;
         try {
-            pretty = HelperJson.pretty(body);
+            pretty = HelperJson.pretty(json.bytes());
         } catch (HelperJson.MalformedException e) {
             throw malformed(client);
         }
         PrintWriter out = spec.commandLine().getOut();
         out.println(pretty);
         out.flush();
-    }
-
-    private static String reason(HelperClient.Response r) {
-        return r.reason().isEmpty() ? "(no reason given)" : r.reason();
     }
 
     // ---- text ---------------------------------------------------------------------------------

@@ -12,9 +12,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The helper's JSON answers, read with the streaming parser only (no data binding, so the CLI
- * starts fast): a tree of {@link Map}, {@link List}, {@link String}, {@link Number},
- * {@link Boolean} and {@code null}, and the same document pretty-printed as it is.
+ * CLI presentation of the helper's JSON answers ({@code --json}): the document pretty-printed as
+ * the helper sent it, with the streaming parser only (no data binding, so the CLI starts fast).
+ * Reading the answers into values is {@link spice.authority.host.AuthorityClient}'s job.
  */
 final class HelperJson {
     private static final JsonFactory JSON = new JsonFactory();
@@ -46,15 +46,6 @@ final class HelperJson {
         } catch (IOException e) {
             throw new MalformedException();
         }
-    }
-
-    /** The object, or a {@link MalformedException} when the body is another JSON value. */
-    @SuppressWarnings("unchecked")
-    static Map<String, Object> object(byte[] body) throws MalformedException {
-        if (parse(body) instanceof Map<?, ?> m) {
-            return (Map<String, Object>) m;
-        }
-        throw new MalformedException();
     }
 
     /** The document re-printed with indentation, numbers and strings exactly as sent. */

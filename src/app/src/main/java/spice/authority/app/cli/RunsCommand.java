@@ -4,12 +4,15 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
+import spice.authority.host.AuthorityClient;
+import spice.authority.host.RunView;
+import spice.authority.host.Session;
+import spice.authority.host.WithJson;
 import spice.authority.snapshot.RunId;
 
 @Command(name = "runs",
@@ -35,26 +38,21 @@ public final class RunsCommand implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
-    private static String runPath(String runId) {
-        return "/v1/runs/" + HelperClient.segment(runId);
-    }
-
     /**
      * Aligned, compact lines: {@code run-1  SUSPENDED  generation 1  owned}; a fenced run ends in
      * {@code not owned  fenced}.
      */
-    static List<String> lines(List<Map<String, Object>> runs) {
+    static List<String> lines(List<RunView> runs) {
         int idWidth = 0;
         int phaseWidth = 0;
         int genWidth = 0;
         List<String[]> rows = new ArrayList<>();
-        for (Map<String, Object> r : runs) {
+        for (RunView r : runs) {
             String[] row = {
-                HelperCommand.clean(r.get("run_id")),
-                HelperCommand.clean(r.get("phase")),
-                HelperCommand.clean(r.get("run_generation")),
-                (Boolean.TRUE.equals(r.get("owned")) ? "owned" : "not owned")
-                        + (Boolean.TRUE.equals(r.get("fenced")) ? "  fenced" : "")
+                HelperCommand.clean(r.runId()),
+                HelperCommand.clean(r.phase()),
+                r.runGenerationText(),
+                (r.owned() ? "owned" : "not owned") + (r.fenced() ? "  fenced" : "")
             };
             idWidth = Math.max(idWidth, row[0].length());
             phaseWidth = Math.max(phaseWidth, row[1].length());
@@ -73,36 +71,19 @@ public final class RunsCommand implements Runnable {
         return s + " ".repeat(Math.max(0, width - s.length()));
     }
 
-    /** A run object ({@code run_id}, {@code phase}, {@code run_generation}, {@code owned}, maybe {@code fenced}). */
-    static Map<String, Object> asRun(HelperClient client, Object o) throws HelperCommand.Refused {
-        if (o instanceof Map<?, ?> m && m.get("run_id") instanceof String && m.get("phase") instanceof String) {
-            @SuppressWarnings("unchecked")
-            Map<String, Object> run = (Map<String, Object>) m;
-            return run;
-        }
-        throw new HelperCommand.Refused("unexpected response from the helper at " + client.endpoint().display()
-                + ": not a run");
-    }
-
     /** Base of the run commands taking a RUN_ID. */
     abstract static class OneRun extends HelperCommand {
         @Parameters(index = "0", paramLabel = "RUN_ID",
                 description = "The run's ID: at most 96 UTF-8 bytes, no control characters, no leading or trailing space.")
         String runId;
 
-        void printRun(HelperClient client, byte[] body) throws Refused {
+        void printRun(AuthorityClient client, WithJson<RunView> run) throws Refused {
             if (json) {
-                printJson(client, body);
+                printJson(client, run.json());
                 return;
             }
-            Map<String, Object> run;
-            try {
-                run = asRun(client, HelperJson.parse(body));
-            } catch (HelperJson.MalformedException e) {
-                throw malformed(client);
-            }
             PrintWriter out = spec.commandLine().getOut();
-            lines(List.of(run)).forEach(out::println);
+            lines(List.of(run.value())).forEach(out::println);
             out.flush();
         }
 
@@ -139,26 +120,13 @@ public final class RunsCommand implements Runnable {
             })
     public static final class ListRuns extends HelperCommand {
         @Override
-        int run(HelperClient client) throws IOException, Refused {
-            HelperClient.Response r = client.get("/v1/runs");
-            byte[] body = expectSuccess(client, r);
+        int run(AuthorityClient client) throws IOException, Refused {
+            WithJson<List<RunView>> answer = client.runsWithJson();
             if (json) {
-                printJson(client, body);
+                printJson(client, answer.json());
                 return Cli.OK;
             }
-            Object parsed;
-            try {
-                parsed = HelperJson.parse(body);
-            } catch (HelperJson.MalformedException e) {
-                throw malformed(client);
-            }
-            if (!(parsed instanceof List<?> list)) {
-                throw malformed(client);
-            }
-            List<Map<String, Object>> runs = new ArrayList<>();
-            for (Object o : list) {
-                runs.add(asRun(client, o));
-            }
+            List<RunView> runs = answer.value();
             PrintWriter out = spec.commandLine().getOut();
             if (runs.isEmpty()) {
                 out.println("no runs");
@@ -190,8 +158,8 @@ public final class RunsCommand implements Runnable {
             })
     public static final class Show extends OneRun {
         @Override
-        int run(HelperClient client) throws IOException, Refused {
-            printRun(client, expectSuccess(client, client.get(runPath(runId))));
+        int run(AuthorityClient client) throws IOException, Refused {
+            printRun(client, client.runWithJson(runId));
             return Cli.OK;
         }
     }
@@ -233,23 +201,19 @@ public final class RunsCommand implements Runnable {
         }
 
         @Override
-        int run(HelperClient client) throws IOException, Refused {
-            long pid = ProcessHandle.current().pid();
-            Map<String, Object> opened = expectObject(client, client.postJson("/v1/sessions", "{\"pid\":" + pid + "}", Map.of()));
-            if (!(opened.get("session") instanceof String session) || session.isEmpty()) {
-                throw new Refused("unexpected response from the helper at " + client.endpoint().display() + ": no session");
-            }
-            HelperClient.Response r;
+        int run(AuthorityClient client) throws IOException, Refused {
+            Session session = client.openSession();
+            WithJson<RunView> run;
             try {
-                r = client.postJson(runPath(runId) + "/abandon", null, Map.of("Spice-Session", session));
+                run = client.abandonWithJson(session, runId);
             } finally {
                 try {
-                    client.delete("/v1/sessions/" + HelperClient.segment(session), Map.of());
+                    client.closeSession(session);
                 } catch (IOException e) {
                     // The helper closes the session anyway when this process exits.
                 }
             }
-            printRun(client, expectSuccess(client, r));
+            printRun(client, run);
             return Cli.OK;
         }
     }

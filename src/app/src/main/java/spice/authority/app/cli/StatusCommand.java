@@ -7,6 +7,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
+import spice.authority.host.AuthorityClient;
+import spice.authority.host.AuthorityView;
+import spice.authority.host.WithJson;
 
 @Command(name = "status",
         mixinStandardHelpOptions = true,
@@ -32,26 +35,29 @@ public final class StatusCommand extends HelperCommand {
     static final List<String> PHASES = java.util.Arrays.stream(spice.authority.core.Phase.values()).map(Enum::name).toList();
 
     @Override
-    int run(HelperClient client) throws IOException, Refused {
-        HelperClient.Response r = client.get("/v1/authority");
+    int run(AuthorityClient client) throws IOException, Refused {
+        WithJson<AuthorityView> answer = client.authorityWithJson();
         if (json) {
-            printJson(client, expectSuccess(client, r));
+            printJson(client, answer.json());
             return Cli.OK;
         }
-        Map<String, Object> a = expectObject(client, r);
+        AuthorityView a = answer.value();
         Map<String, String> lines = new LinkedHashMap<>();
-        lines.put("endpoint", a.containsKey("endpoint") ? clean(a.get("endpoint")) : client.endpoint().display());
-        put(lines, "state", a.get("state"));
-        put(lines, "scope ID", a.get("scope_id"));
-        put(lines, "key generation", a.get("key_generation"));
-        put(lines, "directory", a.get("directory"));
-        put(lines, "sessions", a.get("sessions"));
-        put(lines, "owned runs", a.get("owned_runs"));
-        put(lines, "imports", a.get("imports"));
-        put(lines, "leases", a.get("leases"));
-        lines.put("runs", phases(a.get("runs_by_phase")));
-        if (a.get("unreadable_records") instanceof Number n && n.longValue() != 0) {
-            lines.put("unreadable", n + " run records could not be verified (see the helper's log)");
+        lines.put("endpoint", a.endpoint() != null ? clean(a.endpoint()) : client.endpoint().display());
+        lines.put("state", clean(a.state()));
+        lines.put("scope ID", clean(a.scopeId()));
+        lines.put("key generation", Long.toUnsignedString(a.keyGeneration()));
+        if (a.directory() != null) {
+            lines.put("directory", clean(a.directory()));
+        }
+        lines.put("sessions", Long.toUnsignedString(a.sessions()));
+        lines.put("owned runs", Long.toUnsignedString(a.ownedRuns()));
+        lines.put("imports", Long.toUnsignedString(a.imports()));
+        lines.put("leases", Long.toUnsignedString(a.leases()));
+        lines.put("runs", phases(a.runsByPhase()));
+        if (a.unreadableRecords() != 0) {
+            lines.put("unreadable", Long.toUnsignedString(a.unreadableRecords())
+                    + " run records could not be verified (see the helper's log)");
         }
         int width = lines.keySet().stream().mapToInt(String::length).max().orElse(0);
         PrintWriter out = spec.commandLine().getOut();
@@ -62,29 +68,23 @@ public final class StatusCommand extends HelperCommand {
         return Cli.OK;
     }
 
-    private static void put(Map<String, String> lines, String label, Object value) {
-        if (value != null) {
-            lines.put(label, clean(value));
-        }
-    }
-
     /** {@code 4 (ACTIVE 1, SUSPENDED 3)}, or {@code 0}. */
-    static String phases(Object byPhase) {
-        if (!(byPhase instanceof Map<?, ?> m) || m.isEmpty()) {
+    static String phases(Map<String, Long> m) {
+        if (m.isEmpty()) {
             return "0";
         }
         List<String> parts = new ArrayList<>();
         long total = 0;
         for (String p : PHASES) {
-            if (m.get(p) instanceof Number n) {
-                parts.add(p + " " + n);
-                total += n.longValue();
+            if (m.get(p) instanceof Long n) {
+                parts.add(p + " " + Long.toUnsignedString(n));
+                total += n;
             }
         }
-        for (Map.Entry<?, ?> e : m.entrySet()) {
-            if (!PHASES.contains(String.valueOf(e.getKey())) && e.getValue() instanceof Number n) {
-                parts.add(clean(e.getKey()) + " " + n);
-                total += n.longValue();
+        for (Map.Entry<String, Long> e : m.entrySet()) {
+            if (!PHASES.contains(e.getKey())) {
+                parts.add(clean(e.getKey()) + " " + Long.toUnsignedString(e.getValue()));
+                total += e.getValue();
             }
         }
         return total + " (" + String.join(", ", parts) + ")";

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import spice.authority.host.FakeHelper;
 
 class RunsCommandTest {
     private static final String RUNS = "[{\"run_id\":\"run-1\",\"phase\":\"SUSPENDED\",\"run_generation\":1,\"owned\":true},"

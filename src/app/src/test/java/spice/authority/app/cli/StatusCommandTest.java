@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import spice.authority.host.FakeHelper;
 
 class StatusCommandTest {
     static final String AUTHORITY = "{\"scope_id\":\"9f2c4e0b7a1d3c5e9f2c4e0b7a1d3c5e\",\"key_generation\":1,\"state\":\"open\","
@@ -150,13 +151,13 @@ class StatusCommandTest {
         StatusCommand c = new StatusCommand();
         c.env = Map.of("XDG_RUNTIME_DIR", "/run/user/1000");
         c.uid = () -> 1234;
-        assertThat(c.endpoint()).isEqualTo(new HelperClient.Unix(Path.of("/run/user/1000/spice-agent/authority.sock")));
+        assertThat(c.endpoint()).isEqualTo(new spice.authority.host.HelperEndpoint.Unix(Path.of("/run/user/1000/spice-agent/authority.sock")));
         c.env = Map.of();
-        assertThat(c.endpoint()).isEqualTo(new HelperClient.Unix(Path.of("/tmp/spice-agent-1234/authority.sock")));
+        assertThat(c.endpoint()).isEqualTo(new spice.authority.host.HelperEndpoint.Unix(Path.of("/tmp/spice-agent-1234/authority.sock")));
         c.env = Map.of("XDG_RUNTIME_DIR", "relative");
-        assertThat(c.endpoint()).isEqualTo(new HelperClient.Unix(Path.of("/tmp/spice-agent-1234/authority.sock")));
+        assertThat(c.endpoint()).isEqualTo(new spice.authority.host.HelperEndpoint.Unix(Path.of("/tmp/spice-agent-1234/authority.sock")));
         c.listen = "127.0.0.1:7878";
-        assertThat(((HelperClient.Tcp) c.endpoint()).tokenFile()).isEqualTo(Path.of("/tmp/spice-agent-1234/token"));
+        assertThat(((spice.authority.host.HelperEndpoint.Tcp) c.endpoint()).tokenFile()).isEqualTo(Path.of("/tmp/spice-agent-1234/token"));
         c.listen = "[::1]:7878";
         assertThat(c.endpoint().display()).isEqualTo("http://[0:0:0:0:0:0:0:1]:7878");
         assertThat(HelperCommand.ownUid()).isEqualTo(((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).longValue());

@@ -1,9 +1,8 @@
-package spice.authority.app.cli;
+package spice.authority.host;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.ConnectException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
@@ -13,150 +12,80 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Arrays;
 import jdk.net.ExtendedSocketOptions;
 import jdk.net.UnixDomainPrincipal;
-import spice.authority.os.DirectoryRefusedException;
-import spice.authority.os.OpenMode;
-import spice.authority.os.SecureDirectories;
-import spice.authority.os.SecureDirectory;
 
 /**
- * A deliberately small HTTP/1.1 client for the helper's local API: one request per connection
+ * A deliberately small HTTP/1.1 transport for the helper's local API: one request per connection
  * ({@code Connection: close}) over a Unix domain socket or loopback TCP, on plain
- * {@link SocketChannel}s, so the CLI needs no HTTP stack and starts fast. Responses are framed by
+ * {@link SocketChannel}s, so a host needs no HTTP stack and starts fast. Responses are framed by
  * {@code Content-Length}, {@code Transfer-Encoding: chunked} or the end of the connection, and
  * bounded in size. Connect and every read or write are bounded by timeouts.
  *
- * <p>On TCP each request carries {@code Authorization: Bearer <token>} with the token read from
- * the token file. SECURITY: no exception message of this class contains the token or any other
- * file content.
+ * <p>Guarantees: on a socket, nothing is sent before the listening process is proven to be this
+ * user's ({@code SO_PEERCRED}); on TCP each request carries {@code Authorization: Bearer <token>}
+ * with the token read by the {@link TokenReader} for every request and zeroed after it. A
+ * {@link HelperUnreachable} means nothing was sent. SECURITY: no exception message of this class
+ * contains the token or any other file content.
  */
-public final class HelperClient {
-    /** Default connect and read timeout. */
-    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
+final class HttpTransport {
     /** Bound on the status line plus headers of a response. */
     static final int MAX_HEAD_BYTES = 64 * 1024;
-    /** Bound on a response body (the API's answers are small JSON documents). */
+    /** Bound on a response body (the API's answers are small documents). */
     static final int MAX_BODY_BYTES = 8 * 1024 * 1024;
-    /** Bound on the token file. */
-    static final int MAX_TOKEN_BYTES = 4096;
-
-    /** Where the helper listens. */
-    public sealed interface Endpoint permits Unix, Tcp {
-        /** As the helper prints it: {@code unix:PATH} or {@code http://HOST:PORT}. */
-        String display();
-    }
-
-    /** A Unix domain socket. */
-    public record Unix(Path socket) implements Endpoint {
-        @Override
-        public String display() {
-            return "unix:" + socket;
-        }
-    }
-
-    /** Loopback TCP with the bearer token in {@code tokenFile}. */
-    public record Tcp(InetAddress address, int port, Path tokenFile) implements Endpoint {
-        @Override
-        public String display() {
-            String host = address.getHostAddress();
-            return "http://" + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
-        }
-    }
 
     /** One response; header names are lower case, repeated headers joined with {@code ", "}. */
-    public record Response(int status, String reason, Map<String, String> headers, byte[] body) {
-        public String header(String name) {
+    record Response(int status, String reason, Map<String, String> headers, byte[] body) {
+        String header(String name) {
             return headers.get(name.toLowerCase(Locale.ROOT));
         }
 
-        public boolean isSuccess() {
+        boolean isSuccess() {
             return status >= 200 && status < 300;
         }
     }
 
-    /** Nothing serves the endpoint: the socket or token file is missing, or the connection is refused. */
-    public static final class NotRunningException extends IOException {
-        private static final long serialVersionUID = 1L;
-
-        NotRunningException(String message) {
-            super(message);
-        }
-    }
-
-    /** The response broke HTTP/1.1 framing or a size bound. */
-    public static final class ProtocolException extends IOException {
-        private static final long serialVersionUID = 1L;
-
-        ProtocolException(String message) {
-            super(message);
-        }
-    }
-
-    /** No connection or no answer within the timeout. */
-    public static final class TimeoutException extends IOException {
-        private static final long serialVersionUID = 1L;
-
-        TimeoutException(String message) {
-            super(message);
-        }
-    }
-
-    private final Endpoint endpoint;
+    private final HelperEndpoint endpoint;
+    private final TokenReader tokenReader;
+    private final String userAgent;
     private final long connectTimeoutMillis;
     private final long readTimeoutMillis;
 
-    public HelperClient(Endpoint endpoint) {
-        this(endpoint, DEFAULT_TIMEOUT, DEFAULT_TIMEOUT);
-    }
-
-    public HelperClient(Endpoint endpoint, Duration connectTimeout, Duration readTimeout) {
+    HttpTransport(HelperEndpoint endpoint, TokenReader tokenReader, String userAgent, Duration connectTimeout, Duration readTimeout) {
         this.endpoint = endpoint;
+        this.tokenReader = tokenReader;
+        this.userAgent = userAgent;
         this.connectTimeoutMillis = Math.max(1, connectTimeout.toMillis());
         this.readTimeoutMillis = Math.max(1, readTimeout.toMillis());
     }
 
-    public Endpoint endpoint() {
+    HelperEndpoint endpoint() {
         return endpoint;
-    }
-
-    public Response get(String target) throws IOException {
-        return send("GET", target, Map.of(), null);
-    }
-
-    public Response postJson(String target, String json, Map<String, String> headers) throws IOException {
-        return send("POST", target, headers, json == null ? null : json.getBytes(StandardCharsets.UTF_8));
-    }
-
-    public Response delete(String target, Map<String, String> headers) throws IOException {
-        return send("DELETE", target, headers, null);
     }
 
     /**
      * Sends one request and reads the whole response. A non-null {@code body} is sent as
      * {@code application/json} unless {@code headers} names another {@code Content-Type}.
      */
-    public Response send(String method, String target, Map<String, String> headers, byte[] body) throws IOException {
+    Response send(String method, String target, Map<String, String> headers, byte[] body) throws IOException {
         requireToken(method, "method");
         requireHeaderText(target, "request target");
         if (!target.startsWith("/")) {
             throw new IllegalArgumentException("request target must start with '/'");
         }
-        byte[] token = endpoint instanceof Tcp t ? readToken(t.tokenFile()) : null;
+        byte[] token = endpoint instanceof HelperEndpoint.Tcp t ? tokenReader.read(t.tokenFile()) : null;
         byte[] head = null;
         try {
-            head = head(method, target, headers, body, token);
+            head = head(method, target, headers, body, token, userAgent);
             try (SocketChannel ch = open(); Selector selector = Selector.open()) {
                 ch.configureBlocking(false);
                 SelectionKey key = ch.register(selector, 0);
@@ -178,7 +107,7 @@ public final class HelperClient {
     }
 
     /** Percent-encodes one path segment (RFC 3986 unreserved characters stay as they are). */
-    public static String segment(String s) {
+    static String segment(String s) {
         StringBuilder b = new StringBuilder();
         for (byte x : s.getBytes(StandardCharsets.UTF_8)) {
             int c = x & 0xff;
@@ -195,12 +124,13 @@ public final class HelperClient {
 
     // ---- request ------------------------------------------------------------------------------
 
-    private static byte[] head(String method, String target, Map<String, String> headers, byte[] body, byte[] token) {
+    private static byte[] head(String method, String target, Map<String, String> headers, byte[] body, byte[] token,
+            String userAgent) {
         StringBuilder b = new StringBuilder(256);
         b.append(method).append(' ').append(target).append(" HTTP/1.1\r\n");
         b.append("Host: localhost\r\n");
         b.append("Connection: close\r\n");
-        b.append("User-Agent: spice-authority-cli\r\n");
+        b.append("User-Agent: ").append(userAgent).append("\r\n");
         boolean accept = false;
         boolean contentType = false;
         for (Map.Entry<String, String> h : headers.entrySet()) {
@@ -258,61 +188,13 @@ public final class HelperClient {
         }
     }
 
-    /**
-     * The bearer token: the file's content without surrounding whitespace, visible ASCII only. The
-     * file is read through the secure directory layer, as the helper wrote it: its directory must be
-     * the user's own 0700 directory and the file a regular single-link file of the user, mode 0600,
-     * never followed through a symbolic link; another user's file in that place is refused.
-     */
-    static byte[] readToken(Path file) throws IOException {
-        Path abs = file.toAbsolutePath().normalize();
-        if (abs.getParent() == null || abs.getFileName() == null) {
-            throw new IOException("token file " + file + ": not a file path");
-        }
-        byte[] buf;
-        try (SecureDirectory dir = SecureDirectories.provider().open(abs.getParent().toString(), OpenMode.VALIDATE_ONLY)) {
-            buf = dir.read(abs.getFileName().toString(), MAX_TOKEN_BYTES);
-        } catch (DirectoryRefusedException e) {
-            if (e.category() == DirectoryRefusedException.Category.MISSING) {
-                throw new NotRunningException("no token file " + file);
-            }
-            throw new IOException("token file " + file + ": refused: " + e.getMessage());
-        }
-        int len = buf.length;
-        try {
-            int from = 0;
-            int to = len;
-            while (from < to && isSpace(buf[from])) {
-                from++;
-            }
-            while (to > from && isSpace(buf[to - 1])) {
-                to--;
-            }
-            if (from == to) {
-                throw new IOException("token file " + file + ": empty");
-            }
-            for (int i = from; i < to; i++) {
-                if (buf[i] <= ' ' || buf[i] >= 0x7f) {
-                    throw new IOException("token file " + file + ": not a token (only visible ASCII characters are allowed)");
-                }
-            }
-            return Arrays.copyOfRange(buf, from, to);
-        } finally {
-            Arrays.fill(buf, (byte) 0);
-        }
-    }
-
-    private static boolean isSpace(byte b) {
-        return b == ' ' || b == '\t' || b == '\r' || b == '\n';
-    }
-
     // ---- connection ---------------------------------------------------------------------------
 
     private SocketChannel open() throws IOException {
-        if (endpoint instanceof Unix u && !Files.exists(u.socket(), LinkOption.NOFOLLOW_LINKS)) {
-            throw new NotRunningException("no helper socket at " + u.socket());
+        if (endpoint instanceof HelperEndpoint.Unix u && !Files.exists(u.socket(), LinkOption.NOFOLLOW_LINKS)) {
+            throw new HelperUnreachable("no helper socket at " + u.socket());
         }
-        return endpoint instanceof Unix ? SocketChannel.open(StandardProtocolFamily.UNIX) : SocketChannel.open();
+        return endpoint instanceof HelperEndpoint.Unix ? SocketChannel.open(StandardProtocolFamily.UNIX) : SocketChannel.open();
     }
 
     /**
@@ -320,20 +202,15 @@ public final class HelperClient {
      * callers): a socket another user put at the endpoint path first gets nothing, not even a request.
      */
     private void requireOwnUser(UnixDomainPrincipal peer) throws IOException {
-        // By name when the uid has a passwd entry, else by number (the JDK then takes it as the uid);
-        // principals compare by uid.
-        com.sun.security.auth.module.UnixSystem me = new com.sun.security.auth.module.UnixSystem();
-        String self = me.getUsername() != null ? me.getUsername() : Long.toString(me.getUid());
-        UserPrincipal own = FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName(self);
-        if (!own.equals(peer.user())) {
-            throw new IOException("refused: " + endpoint.display() + " is served by another user's process (" + peer.user().getName() + ")");
+        if (!Users.own().equals(peer.user())) {
+            throw new HelperUntrusted("refused: " + endpoint.display() + " is served by another user's process (" + peer.user().getName() + ")");
         }
     }
 
     private SocketAddress address() {
         return switch (endpoint) {
-            case Unix u -> UnixDomainSocketAddress.of(u.socket());
-            case Tcp t -> new InetSocketAddress(t.address(), t.port());
+            case HelperEndpoint.Unix u -> UnixDomainSocketAddress.of(u.socket());
+            case HelperEndpoint.Tcp t -> new InetSocketAddress(t.address(), t.port());
         };
     }
 
@@ -346,15 +223,15 @@ public final class HelperClient {
                     await(selector, deadline, "connecting to");
                 }
             }
-            if (endpoint instanceof Unix) {
+            if (endpoint instanceof HelperEndpoint.Unix) {
                 requireOwnUser(ch.getOption(ExtendedSocketOptions.SO_PEERCRED));
             }
         } catch (ConnectException e) {
-            throw new NotRunningException("nothing is listening on " + endpoint.display() + " (connection refused)");
+            throw new HelperUnreachable("nothing is listening on " + endpoint.display() + " (connection refused)");
         } catch (java.net.SocketException e) {
             String m = e.getMessage() == null ? "" : e.getMessage();
             if (m.contains("No such file") || m.contains("Connection refused")) {
-                throw new NotRunningException("nothing is listening on " + endpoint.display() + " (" + m + ")");
+                throw new HelperUnreachable("nothing is listening on " + endpoint.display() + " (" + m + ")");
             }
             throw new IOException("cannot connect to " + endpoint.display() + ": " + m);
         }
@@ -376,7 +253,7 @@ public final class HelperClient {
         while (true) {
             long left = (deadline - System.nanoTime()) / 1_000_000L;
             if (left <= 0) {
-                throw new TimeoutException("timed out " + doing + " the helper at " + endpoint.display());
+                throw new HelperTimeout("timed out " + doing + " the helper at " + endpoint.display());
             }
             int n = selector.select(left);
             selector.selectedKeys().clear();
@@ -410,7 +287,7 @@ public final class HelperClient {
                 if (!statusLine.startsWith("HTTP/1.") || statusLine.length() < 12 || statusLine.charAt(8) != ' '
                         || !isDigits(statusLine.substring(9, 12))
                         || (statusLine.length() > 12 && statusLine.charAt(12) != ' ')) {
-                    throw new ProtocolException("malformed status line from the helper at " + endpoint.display());
+                    throw new HelperProtocolError("malformed status line from the helper at " + endpoint.display());
                 }
                 int status = Integer.parseInt(statusLine.substring(9, 12));
                 String reason = statusLine.length() > 13 ? statusLine.substring(13) : "";
@@ -423,7 +300,7 @@ public final class HelperClient {
                     }
                     int colon = h.indexOf(':');
                     if (colon <= 0 || h.charAt(0) == ' ' || h.charAt(0) == '\t') {
-                        throw new ProtocolException("malformed header line from the helper at " + endpoint.display());
+                        throw new HelperProtocolError("malformed header line from the helper at " + endpoint.display());
                     }
                     String name = h.substring(0, colon).trim().toLowerCase(Locale.ROOT);
                     String value = h.substring(colon + 1).trim();
@@ -431,7 +308,7 @@ public final class HelperClient {
                 }
                 if (status >= 100 && status < 200) {
                     if (status == 101) {
-                        throw new ProtocolException("unexpected protocol switch from the helper at " + endpoint.display());
+                        throw new HelperProtocolError("unexpected protocol switch from the helper at " + endpoint.display());
                     }
                     continue; // interim response; the final one follows
                 }
@@ -448,7 +325,7 @@ public final class HelperClient {
             if (te != null) {
                 String last = te.substring(te.lastIndexOf(',') + 1).trim().toLowerCase(Locale.ROOT);
                 if (!last.equals("chunked")) {
-                    throw new ProtocolException("unsupported transfer encoding from the helper at " + endpoint.display());
+                    throw new HelperProtocolError("unsupported transfer encoding from the helper at " + endpoint.display());
                 }
                 return chunked();
             }
@@ -459,11 +336,11 @@ public final class HelperClient {
                 String first = values[0].trim();
                 for (String v : values) {
                     if (!v.trim().equals(first)) {
-                        throw new ProtocolException("conflicting Content-Length from the helper at " + endpoint.display());
+                        throw new HelperProtocolError("conflicting Content-Length from the helper at " + endpoint.display());
                     }
                 }
                 if (!isDigits(first) || first.length() > 10 || Long.parseLong(first) > MAX_BODY_BYTES) {
-                    throw new ProtocolException("response body from the helper is larger than " + MAX_BODY_BYTES
+                    throw new HelperProtocolError("response body from the helper is larger than " + MAX_BODY_BYTES
                             + " bytes or has a malformed Content-Length");
                 }
                 return exactly((int) Long.parseLong(first));
@@ -479,18 +356,18 @@ public final class HelperClient {
                 int semi = sizeLine.indexOf(';');
                 String hex = (semi >= 0 ? sizeLine.substring(0, semi) : sizeLine).trim();
                 if (hex.isEmpty() || hex.length() > 8 || !hex.chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
-                    throw new ProtocolException("malformed chunk size from the helper at " + endpoint.display());
+                    throw new HelperProtocolError("malformed chunk size from the helper at " + endpoint.display());
                 }
                 long size = Long.parseLong(hex, 16);
                 if (size == 0) {
                     break;
                 }
                 if (out.size() + size > MAX_BODY_BYTES) {
-                    throw new ProtocolException("response body from the helper is larger than " + MAX_BODY_BYTES + " bytes");
+                    throw new HelperProtocolError("response body from the helper is larger than " + MAX_BODY_BYTES + " bytes");
                 }
                 out.write(exactly((int) size));
                 if (!line(2, false).isEmpty()) {
-                    throw new ProtocolException("malformed chunk from the helper at " + endpoint.display());
+                    throw new HelperProtocolError("malformed chunk from the helper at " + endpoint.display());
                 }
             }
             while (true) { // trailers, ignored
@@ -507,7 +384,7 @@ public final class HelperClient {
             int off = 0;
             while (off < n) {
                 if (!buf.hasRemaining() && !fill()) {
-                    throw new ProtocolException("the helper at " + endpoint.display() + " closed the connection mid-response");
+                    throw new HelperProtocolError("the helper at " + endpoint.display() + " closed the connection mid-response");
                 }
                 int k = Math.min(n - off, buf.remaining());
                 buf.get(out, off, k);
@@ -520,7 +397,7 @@ public final class HelperClient {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             while (buf.hasRemaining() || fill()) {
                 if (out.size() + buf.remaining() > MAX_BODY_BYTES) {
-                    throw new ProtocolException("response body from the helper is larger than " + MAX_BODY_BYTES + " bytes");
+                    throw new HelperProtocolError("response body from the helper is larger than " + MAX_BODY_BYTES + " bytes");
                 }
                 out.write(buf.array(), buf.arrayOffset() + buf.position(), buf.remaining());
                 buf.position(buf.limit());
@@ -533,7 +410,7 @@ public final class HelperClient {
             StringBuilder b = new StringBuilder();
             while (true) {
                 if (!buf.hasRemaining() && !fill()) {
-                    throw new ProtocolException(first && b.isEmpty()
+                    throw new HelperProtocolError(first && b.isEmpty()
                             ? "the helper at " + endpoint.display() + " closed the connection without a response"
                             : "the helper at " + endpoint.display() + " closed the connection mid-response");
                 }
@@ -546,7 +423,7 @@ public final class HelperClient {
                     return b.toString();
                 }
                 if (b.length() >= max) {
-                    throw new ProtocolException("response head from the helper is larger than " + MAX_HEAD_BYTES + " bytes");
+                    throw new HelperProtocolError("response head from the helper is larger than " + MAX_HEAD_BYTES + " bytes");
                 }
                 b.append((char) (c & 0xff)); // ISO-8859-1, as HTTP/1.1 header bytes are defined
             }

@@ -1,4 +1,4 @@
-package spice.authority.app.cli;
+package spice.authority.host;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -25,18 +25,18 @@ import java.util.function.Function;
  * A fake helper for CLI tests: a one-thread HTTP/1.1 server on a Unix socket or loopback TCP
  * answering canned raw responses, recording every request it receives.
  */
-final class FakeHelper implements AutoCloseable {
+public final class FakeHelper implements AutoCloseable {
     /** One request as received; header names lower case. */
-    record Request(String method, String target, Map<String, String> headers, byte[] body) {
-        String header(String name) {
+    public record Request(String method, String target, Map<String, String> headers, byte[] body) {
+        public String header(String name) {
             return headers.get(name.toLowerCase(Locale.ROOT));
         }
 
-        String bodyText() {
+        public String bodyText() {
             return new String(body, StandardCharsets.UTF_8);
         }
 
-        String line() {
+        public String line() {
             return method + " " + target;
         }
     }
@@ -54,23 +54,23 @@ final class FakeHelper implements AutoCloseable {
         this.thread = Thread.ofPlatform().daemon().name("fake-helper").start(this::serve);
     }
 
-    static FakeHelper unix(Path socket, Function<Request, byte[]> handler) throws IOException {
+    public static FakeHelper unix(Path socket, Function<Request, byte[]> handler) throws IOException {
         ServerSocketChannel s = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         s.bind(UnixDomainSocketAddress.of(socket));
         return new FakeHelper(s, socket, handler);
     }
 
-    static FakeHelper tcp(Function<Request, byte[]> handler) throws IOException {
+    public static FakeHelper tcp(Function<Request, byte[]> handler) throws IOException {
         ServerSocketChannel s = ServerSocketChannel.open();
         s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         return new FakeHelper(s, null, handler);
     }
 
-    int port() throws IOException {
+    public int port() throws IOException {
         return ((InetSocketAddress) server.getLocalAddress()).getPort();
     }
 
-    synchronized List<Request> requests() {
+    public synchronized List<Request> requests() {
         return List.copyOf(requests);
     }
 
@@ -130,11 +130,11 @@ final class FakeHelper implements AutoCloseable {
 
     // ---- canned responses ---------------------------------------------------------------------
 
-    static byte[] json(int status, String body) {
+    public static byte[] json(int status, String body) {
         return raw(status, "application/json", body);
     }
 
-    static byte[] raw(int status, String contentType, String body) {
+    public static byte[] raw(int status, String contentType, String body) {
         byte[] b = body.getBytes(StandardCharsets.UTF_8);
         String head = "HTTP/1.1 " + status + " " + reason(status) + "\r\n"
                 + (contentType == null ? "" : "Content-Type: " + contentType + "\r\n")
@@ -143,7 +143,7 @@ final class FakeHelper implements AutoCloseable {
     }
 
     /** Transfer-Encoding: chunked in pieces of {@code chunk} bytes, with an extension and a trailer. */
-    static byte[] chunked(int status, String contentType, String body, int chunk) {
+    public static byte[] chunked(int status, String contentType, String body, int chunk) {
         byte[] b = body.getBytes(StandardCharsets.UTF_8);
         StringBuilder s = new StringBuilder("HTTP/1.1 " + status + " " + reason(status) + "\r\n"
                 + "Content-Type: " + contentType + "\r\nTransfer-Encoding: chunked\r\n\r\n");
@@ -160,12 +160,12 @@ final class FakeHelper implements AutoCloseable {
     }
 
     /** A problem+json body exactly as the helper writes it. */
-    static byte[] problem(int status, String code, String detail) {
+    public static byte[] problem(int status, String code, String detail) {
         return raw(status, "application/problem+json", "{\"type\":\"urn:spice-authority:problem:" + code
                 + "\",\"title\":\"T\",\"status\":" + status + ",\"code\":\"" + code + "\",\"detail\":\"" + detail + "\"}");
     }
 
-    static byte[] noContent() {
+    public static byte[] noContent() {
         return "HTTP/1.1 204 No Content\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1);
     }
 
@@ -189,7 +189,7 @@ final class FakeHelper implements AutoCloseable {
     }
 
     /** A token file as the helper writes it: mode 0600 (its directory is a 0700 temporary one). */
-    static void writeToken(java.nio.file.Path file, String content) throws java.io.IOException {
+    public static void writeToken(java.nio.file.Path file, String content) throws java.io.IOException {
         java.nio.file.Files.writeString(file, content);
         java.nio.file.Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
     }

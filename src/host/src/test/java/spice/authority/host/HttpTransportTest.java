@@ -1,4 +1,4 @@
-package spice.authority.app.cli;
+package spice.authority.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -18,18 +18,36 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class HelperClientTest {
+class HttpTransportTest {
     private static final String TOKEN = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
-    private static HelperClient unix(Path socket) {
-        return new HelperClient(new HelperClient.Unix(socket));
+    private static HttpTransport unix(Path socket) {
+        return transport(new HelperEndpoint.Unix(socket), Duration.ofSeconds(10), Duration.ofSeconds(10));
+    }
+
+    private static HttpTransport tcp(int port, Path tokenFile) {
+        return transport(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), port, tokenFile),
+                Duration.ofSeconds(10), Duration.ofSeconds(10));
+    }
+
+    private static HttpTransport transport(HelperEndpoint e, Duration connect, Duration read) {
+        return new HttpTransport(e, TokenReader.ownerOnly(), "test-host", connect, read);
+    }
+
+    private static HttpTransport.Response get(HttpTransport t, String target) throws java.io.IOException {
+        return t.send("GET", target, Map.of(), null);
+    }
+
+    private static HttpTransport.Response post(HttpTransport t, String target, String json, Map<String, String> headers)
+            throws java.io.IOException {
+        return t.send("POST", target, headers, json == null ? null : json.getBytes(StandardCharsets.UTF_8));
     }
 
     @Test
     void get_overUnixSocket_sendsHostAndConnectionClose_andReadsContentLengthBody(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("a.sock");
         try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.json(200, "{\"state\":\"open\"}"))) {
-            HelperClient.Response r = unix(sock).get("/v1/authority");
+            HttpTransport.Response r = get(unix(sock), "/v1/authority");
             assertThat(r.status()).isEqualTo(200);
             assertThat(r.reason()).isEqualTo("OK");
             assertThat(r.header("Content-Type")).isEqualTo("application/json");
@@ -49,7 +67,7 @@ class HelperClientTest {
         String body = "[" + "{\"run_id\":\"run-1\",\"phase\":\"ACTIVE\",\"run_generation\":1,\"owned\":true},".repeat(200)
                 + "{\"run_id\":\"last\",\"phase\":\"SUSPENDED\",\"run_generation\":2,\"owned\":false}]";
         try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.chunked(200, "application/json", body, 7))) {
-            HelperClient.Response r = unix(sock).get("/v1/runs");
+            HttpTransport.Response r = get(unix(sock), "/v1/runs");
             assertThat(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo(body);
             assertThat(r.header("transfer-encoding")).isEqualTo("chunked");
         }
@@ -60,8 +78,8 @@ class HelperClientTest {
         Path sock = tmp.resolve("a.sock");
         try (FakeHelper h = FakeHelper.unix(sock, r -> r.method().equals("DELETE") ? FakeHelper.noContent()
                 : "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"x\":1}".getBytes(StandardCharsets.US_ASCII))) {
-            assertThat(new String(unix(sock).get("/v1/x").body(), StandardCharsets.UTF_8)).isEqualTo("{\"x\":1}");
-            HelperClient.Response d = unix(sock).delete("/v1/sessions/s1", Map.of());
+            assertThat(new String(get(unix(sock), "/v1/x").body(), StandardCharsets.UTF_8)).isEqualTo("{\"x\":1}");
+            HttpTransport.Response d = unix(sock).send("DELETE", "/v1/sessions/s1", Map.of(), null);
             assertThat(d.status()).isEqualTo(204);
             assertThat(d.body()).isEmpty();
         }
@@ -76,7 +94,7 @@ class HelperClientTest {
         System.arraycopy(interim, 0, both, 0, interim.length);
         System.arraycopy(fin, 0, both, interim.length, fin.length);
         try (FakeHelper h = FakeHelper.unix(sock, r -> both)) {
-            HelperClient.Response r = unix(sock).get("/v1/x");
+            HttpTransport.Response r = get(unix(sock), "/v1/x");
             assertThat(r.status()).isEqualTo(200);
             assertThat(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo("{}");
         }
@@ -86,8 +104,8 @@ class HelperClientTest {
     void post_sendsContentLengthJsonBodyAndHeaders_andEmptyPostHasContentLengthZero(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("a.sock");
         try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.json(200, "{}"))) {
-            unix(sock).postJson("/v1/sessions", "{\"pid\":42}", Map.of());
-            unix(sock).postJson("/v1/runs/r/abandon", null, Map.of("Spice-Session", "s-1"));
+            post(unix(sock), "/v1/sessions", "{\"pid\":42}", Map.of());
+            post(unix(sock), "/v1/runs/r/abandon", null, Map.of("Spice-Session", "s-1"));
             FakeHelper.Request open = h.requests().get(0);
             assertThat(open.line()).isEqualTo("POST /v1/sessions");
             assertThat(open.header("Content-Type")).isEqualTo("application/json");
@@ -105,8 +123,8 @@ class HelperClientTest {
         Path tokenFile = tmp.resolve("token");
         FakeHelper.writeToken(tokenFile, TOKEN + "\n");
         try (FakeHelper h = FakeHelper.tcp(r -> FakeHelper.json(200, "[]"))) {
-            HelperClient c = new HelperClient(new HelperClient.Tcp(InetAddress.getLoopbackAddress(), h.port(), tokenFile));
-            assertThat(c.get("/v1/runs").status()).isEqualTo(200);
+            HttpTransport c = tcp(h.port(), tokenFile);
+            assertThat(get(c, "/v1/runs").status()).isEqualTo(200);
             FakeHelper.Request req = h.requests().getFirst();
             assertThat(req.header("Authorization")).isEqualTo("Bearer " + TOKEN);
             assertThat(req.header("Host")).isEqualTo("localhost");
@@ -115,27 +133,27 @@ class HelperClientTest {
 
     @Test
     void tokenFile_missing_isNotRunning_andBadContentIsRefusedWithoutShowingIt(@TempDir Path tmp) throws Exception {
-        HelperClient missing = new HelperClient(new HelperClient.Tcp(InetAddress.getLoopbackAddress(), 1, tmp.resolve("none")));
-        assertThatThrownBy(() -> missing.get("/v1/runs")).isInstanceOf(HelperClient.NotRunningException.class)
+        HttpTransport missing = tcp(1, tmp.resolve("none"));
+        assertThatThrownBy(() -> get(missing, "/v1/runs")).isInstanceOf(HelperUnreachable.class)
                 .hasMessageContaining("no token file");
         Path bad = tmp.resolve("bad");
         FakeHelper.writeToken(bad, "secret-part\r\nInjected: yes");
-        HelperClient c = new HelperClient(new HelperClient.Tcp(InetAddress.getLoopbackAddress(), 1, bad));
-        assertThatThrownBy(() -> c.get("/v1/runs")).hasMessageContaining("not a token")
+        HttpTransport c = tcp(1, bad);
+        assertThatThrownBy(() -> get(c, "/v1/runs")).hasMessageContaining("not a token")
                 .hasMessageNotContaining("secret").hasMessageNotContaining("Injected");
     }
 
     @Test
     void missingSocket_staleSocketFile_andClosedTcpPort_areNotRunning(@TempDir Path tmp) throws Exception {
-        assertThatThrownBy(() -> unix(tmp.resolve("none.sock")).get("/v1/authority"))
-                .isInstanceOf(HelperClient.NotRunningException.class).hasMessageContaining("none.sock");
+        assertThatThrownBy(() -> get(unix(tmp.resolve("none.sock")), "/v1/authority"))
+                .isInstanceOf(HelperUnreachable.class).hasMessageContaining("none.sock");
         Path stale = tmp.resolve("stale.sock");
         try (ServerSocketChannel s = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             s.bind(UnixDomainSocketAddress.of(stale));
         }
         assertThat(stale).exists();
-        assertThatThrownBy(() -> unix(stale).get("/v1/authority"))
-                .isInstanceOf(HelperClient.NotRunningException.class).hasMessageContaining("connection refused");
+        assertThatThrownBy(() -> get(unix(stale), "/v1/authority"))
+                .isInstanceOf(HelperUnreachable.class).hasMessageContaining("connection refused");
         int port;
         try (ServerSocketChannel s = ServerSocketChannel.open()) {
             s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
@@ -143,8 +161,8 @@ class HelperClientTest {
         }
         Path tokenFile = tmp.resolve("token");
         FakeHelper.writeToken(tokenFile, TOKEN);
-        HelperClient c = new HelperClient(new HelperClient.Tcp(InetAddress.getLoopbackAddress(), port, tokenFile));
-        assertThatThrownBy(() -> c.get("/v1/authority")).isInstanceOf(HelperClient.NotRunningException.class)
+        HttpTransport c = tcp(port, tokenFile);
+        assertThatThrownBy(() -> get(c, "/v1/authority")).isInstanceOf(HelperUnreachable.class)
                 .hasMessageNotContaining(TOKEN);
     }
 
@@ -160,9 +178,9 @@ class HelperClientTest {
             }
             return null;
         })) {
-            HelperClient c = new HelperClient(new HelperClient.Unix(sock), Duration.ofSeconds(1), Duration.ofMillis(300));
+            HttpTransport c = transport(new HelperEndpoint.Unix(sock), Duration.ofSeconds(1), Duration.ofMillis(300));
             long t0 = System.nanoTime();
-            assertThatThrownBy(() -> c.get("/v1/authority")).isInstanceOf(HelperClient.TimeoutException.class)
+            assertThatThrownBy(() -> get(c, "/v1/authority")).isInstanceOf(HelperTimeout.class)
                     .hasMessageContaining("timed out");
             assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(3));
             release.countDown();
@@ -184,25 +202,25 @@ class HelperClientTest {
         };
         for (String b : bad) {
             try (FakeHelper h = FakeHelper.unix(sock, r -> b.getBytes(StandardCharsets.ISO_8859_1))) {
-                assertThatThrownBy(() -> unix(sock).get("/v1/authority")).as(b.length() > 60 ? b.substring(0, 60) : b)
-                        .isInstanceOf(HelperClient.ProtocolException.class);
+                assertThatThrownBy(() -> get(unix(sock), "/v1/authority")).as(b.length() > 60 ? b.substring(0, 60) : b)
+                        .isInstanceOf(HelperProtocolError.class);
             }
         }
     }
 
     @Test
     void requestCannotBeSplitByHeaderOrTarget() {
-        HelperClient c = unix(Path.of("/nonexistent/a.sock"));
-        assertThatThrownBy(() -> c.postJson("/v1/x", "{}", Map.of("Spice-Session", "a\r\nX: y")))
+        HttpTransport c = unix(Path.of("/nonexistent/a.sock"));
+        assertThatThrownBy(() -> post(c, "/v1/x", "{}", Map.of("Spice-Session", "a\r\nX: y")))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> c.get("/v1/x y")).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> c.get("/v1/x\n")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> get(c, "/v1/x y")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> get(c, "/v1/x\n")).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
     void segment_percentEncodesEverythingButUnreserved() {
-        assertThat(HelperClient.segment("run-1_a.b~c")).isEqualTo("run-1_a.b~c");
-        assertThat(HelperClient.segment("a/b c?d%é")).isEqualTo("a%2Fb%20c%3Fd%25%C3%A9");
+        assertThat(HttpTransport.segment("run-1_a.b~c")).isEqualTo("run-1_a.b~c");
+        assertThat(HttpTransport.segment("a/b c?d%é")).isEqualTo("a%2Fb%20c%3Fd%25%C3%A9");
     }
 
     @Test
@@ -210,15 +228,15 @@ class HelperClientTest {
         Path loose = tmp.resolve("token");
         FakeHelper.writeToken(loose, TOKEN);
         Files.setPosixFilePermissions(loose, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
-        HelperClient c = new HelperClient(new HelperClient.Tcp(InetAddress.getLoopbackAddress(), 1, loose));
-        assertThatThrownBy(() -> c.get("/v1/runs")).hasMessageContaining("refused").hasMessageNotContaining(TOKEN);
+        HttpTransport c = tcp(1, loose);
+        assertThatThrownBy(() -> get(c, "/v1/runs")).hasMessageContaining("refused").hasMessageNotContaining(TOKEN);
 
         Path real = tmp.resolve("real");
         FakeHelper.writeToken(real, TOKEN);
         Path link = tmp.resolve("link");
         Files.createSymbolicLink(link, real);
-        HelperClient viaLink = new HelperClient(new HelperClient.Tcp(InetAddress.getLoopbackAddress(), 1, link));
-        assertThatThrownBy(() -> viaLink.get("/v1/runs")).hasMessageContaining("refused").hasMessageNotContaining(TOKEN);
+        HttpTransport viaLink = tcp(1, link);
+        assertThatThrownBy(() -> get(viaLink, "/v1/runs")).hasMessageContaining("refused").hasMessageNotContaining(TOKEN);
     }
 
     @Test
@@ -256,7 +274,7 @@ class HelperClientTest {
         try {
             java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
             assertThat(out.readLine()).as(() -> readQuietly(tmp.resolve("listener.err"))).isEqualTo("ready");
-            assertThatThrownBy(() -> unix(socket).get("/v1/authority")).hasMessageContaining("another user's process");
+            assertThatThrownBy(() -> get(unix(socket), "/v1/authority")).hasMessageContaining("another user's process");
             assertThat(out.readLine()).isEqualTo("received 0");
             assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
         } finally {

@@ -1,0 +1,213 @@
+package spice.authority.host;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * The helper refused a call with an RFC 9457 problem body ({@code application/problem+json}); one
+ * subtype per stable {@code code} of the API, so a host can {@code switch} over them exhaustively.
+ *
+ * <p>Guarantees: the message is {@code <code>: <detail>} (plus {@code (rule R)} for
+ * {@link InvalidSnapshot}) as the helper sent it, with the caller's session id replaced by
+ * {@code <session>}; it never carries a token. Stackless: the helper's answer is the whole story.
+ */
+public abstract sealed class HelperProblem extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    private final int status;
+    private final String code;
+    private final String title;
+    private final String detail;
+
+    HelperProblem(Fields f) {
+        super(f.code + ": " + f.detail + (f.rule == null ? "" : " (rule " + f.rule + ")"), null);
+        this.status = f.status;
+        this.code = f.code;
+        this.title = f.title;
+        this.detail = f.detail;
+    }
+
+    /** What the problem body said; {@code detail} already stripped of the session id. */
+    record Fields(int status, String code, String title, String detail, String rule, Duration retryAfter) {}
+
+    @Override
+    public final synchronized Throwable fillInStackTrace() {
+        return this;
+    }
+
+    /** The HTTP status. */
+    public int status() {
+        return status;
+    }
+
+    /** The stable code, e.g. {@code busy}. */
+    public String code() {
+        return code;
+    }
+
+    /** The problem's title; may be empty. */
+    public String title() {
+        return title;
+    }
+
+    /** The helper's one-line detail. */
+    public String detail() {
+        return detail;
+    }
+
+    /**
+     * True when the helper says nothing was written and the same call may simply be sent again
+     * ({@code unavailable}; {@code busy} with a {@code Retry-After} or for a quota).
+     */
+    public boolean nothingHappened() {
+        return false;
+    }
+
+    static HelperProblem of(Fields f) {
+        return switch (f.code) {
+            case "invalid_request" -> new InvalidRequest(f);
+            case "invalid_snapshot" -> new InvalidSnapshot(f);
+            case "verification_failed" -> new VerificationFailed(f);
+            case "busy" -> new Busy(f);
+            case "state_conflict" -> new StateConflict(f);
+            case "uncertain" -> new Uncertain(f);
+            case "unavailable" -> new Unavailable(f);
+            case "closing" -> new Closing(f);
+            case "not_found" -> new NotFound(f);
+            case "unauthorized" -> new Unauthorized(f);
+            default -> new Unrecognized(f);
+        };
+    }
+
+    /** {@code invalid_request}: the call itself is malformed (a bad run ID, a missing session header). */
+    public static final class InvalidRequest extends HelperProblem {
+        private static final long serialVersionUID = 1L;
+
+        InvalidRequest(Fields f) {
+            super(f);
+        }
+    }
+
+    /** {@code invalid_snapshot}: the payload or envelope broke a rule of the format, named by {@link #rule()}. */
+    public static final class InvalidSnapshot extends HelperProblem {
+        private static final long serialVersionUID = 1L;
+        private final String rule;
+
+        InvalidSnapshot(Fields f) {
+            super(f);
+            this.rule = f.rule == null ? "" : f.rule;
+        }
+
+        /** The rule id, e.g. {@code P-CALL-DUP}; empty when the helper named none. */
+        public String rule() {
+            return rule;
+        }
+    }
+
+    /** {@code verification_failed}: the envelope does not verify here (one identical answer for every cause). */
+    public static final class VerificationFailed extends HelperProblem {
+        private static final long serialVersionUID = 1L;
+
+        VerificationFailed(Fields f) {
+            super(f);
+        }
+    }
+
+    /**
+     * {@code busy}: a lock is held by a live owner ({@code 409}: retrying will not help until it
+     * stops), or a quota is reached ({@code 429}: nothing happened, retry later).
+     */
+    public static final class Busy extends HelperProblem {
+        private static final long serialVersionUID = 1L;
+        private final transient Duration retryAfter;
+
+        Busy(Fields f) {
+            super(f);
+            this.retryAfter = f.retryAfter;
+        }
+
+        /** The helper's {@code Retry-After}, when it sent one: then nothing happened and a retry is invited. */
+        public Optional<Duration> retryAfter() {
+            return Optional.ofNullable(retryAfter);
+        }
+
+        /** A quota of the session, process or helper was reached ({@code 429}); nothing happened. */
+        public boolean isQuota() {
+            return status() == 429;
+        }
+
+        @Override
+        public boolean nothingHappened() {
+            return retryAfter != null || isQuota();
+        }
+    }
+
+    /** {@code state_conflict}: the run is not in a state for this call, or the session does not own it. */
+    public static final class StateConflict extends HelperProblem {
+        private static final long serialVersionUID = 1L;
+
+        StateConflict(Fields f) {
+            super(f);
+        }
+    }
+
+    /** {@code uncertain}: the outcome is unknown; the run is fenced. Never retried: the host must stop. */
+    public static final class Uncertain extends HelperProblem {
+        private static final long serialVersionUID = 1L;
+
+        Uncertain(Fields f) {
+            super(f);
+        }
+    }
+
+    /** {@code unavailable}: nothing was written; the same call may be sent again. */
+    public static final class Unavailable extends HelperProblem {
+        private static final long serialVersionUID = 1L;
+
+        Unavailable(Fields f) {
+            super(f);
+        }
+
+        @Override
+        public boolean nothingHappened() {
+            return true;
+        }
+    }
+
+    /** {@code closing}: the helper is shutting down. */
+    public static final class Closing extends HelperProblem {
+        private static final long serialVersionUID = 1L;
+
+        Closing(Fields f) {
+            super(f);
+        }
+    }
+
+    /** {@code not_found}: no such run, session or import. */
+    public static final class NotFound extends HelperProblem {
+        private static final long serialVersionUID = 1L;
+
+        NotFound(Fields f) {
+            super(f);
+        }
+    }
+
+    /** {@code unauthorized}: wrong peer user or bearer token. */
+    public static final class Unauthorized extends HelperProblem {
+        private static final long serialVersionUID = 1L;
+
+        Unauthorized(Fields f) {
+            super(f);
+        }
+    }
+
+    /** A code this client does not know (a newer helper); treated as a refusal with unknown effect. */
+    public static final class Unrecognized extends HelperProblem {
+        private static final long serialVersionUID = 1L;
+
+        Unrecognized(Fields f) {
+            super(f);
+        }
+    }
+}

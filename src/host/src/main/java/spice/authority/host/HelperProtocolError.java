@@ -1,0 +1,10 @@
+package spice.authority.host;
+
+/** The answer broke HTTP/1.1 framing, a size bound, or the API's documented shape. The request may have been acted on. */
+public final class HelperProtocolError extends HelperTransportException {
+    private static final long serialVersionUID = 1L;
+
+    HelperProtocolError(String message) {
+        super(message);
+    }
+}

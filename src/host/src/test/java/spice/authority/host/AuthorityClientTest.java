@@ -1,0 +1,314 @@
+package spice.authority.host;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import java.net.InetAddress;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class AuthorityClientTest {
+    private static final String SESSION_ID = "5e55104d5e55104d5e55104d5e55104d";
+    private static final String TOKEN = "feedfacefeedfacefeedfacefeedfacefeedfacefeedfacefeedfacefeedface";
+    private static final String RUN = "{\"run_id\":\"run-1\",\"phase\":\"%s\",\"run_generation\":%d,\"owned\":%s}";
+    private static final RetryPolicy FAST = new RetryPolicy(3, Duration.ofMillis(1), Duration.ofMillis(5));
+
+    private static AuthorityClient client(Path sock, RetryPolicy retry) {
+        return AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(retry).build();
+    }
+
+    private static byte[] run(String phase, long gen, boolean owned) {
+        return FakeHelper.json(200, RUN.formatted(phase, gen, owned));
+    }
+
+    /** A fake helper answering every operation of the API as the real one shapes its answers. */
+    private static byte[] helper(FakeHelper.Request r) {
+        return switch (r.line()) {
+            case "POST /v1/sessions" -> FakeHelper.json(200, "{\"session\":\"" + SESSION_ID + "\",\"pid\":77}");
+            case "DELETE /v1/sessions/" + SESSION_ID -> FakeHelper.noContent();
+            case "GET /v1/authority" -> FakeHelper.chunked(200, "application/json", "{\"scope_id\":\"ab12\",\"key_generation\":"
+                    + "18446744073709551615,\"state\":\"open\",\"directory\":\"/d\",\"endpoint\":\"unix:/s\",\"sessions\":1,"
+                    + "\"owned_runs\":1,\"imports\":0,\"leases\":1,\"runs_by_phase\":{\"SUSPENDED\":2,\"ACTIVE\":1},"
+                    + "\"unreadable_records\":0}", 5);
+            case "GET /v1/runs" -> FakeHelper.chunked(200, "application/json", "[" + RUN.formatted("ACTIVE", 1, true)
+                    + ",{\"run_id\":\"run-9\",\"phase\":\"ACTIVE\",\"run_generation\":3,\"owned\":false,\"fenced\":true}]", 7);
+            case "POST /v1/runs" -> run("ACTIVE", 1, true);
+            case "GET /v1/runs/run-1" -> run("SUSPENDED", 1, true);
+            case "POST /v1/runs/run-1/snapshots" -> envelope(r.body());
+            case "POST /v1/runs/run-1/resume" -> run("ACTIVE", 2, true);
+            case "DELETE /v1/runs/run-1/lease", "DELETE /v1/imports/imp-1" -> FakeHelper.noContent();
+            case "POST /v1/runs/run-1/abandon" -> run("CANCELLED", 2, false);
+            case "POST /v1/imports" -> FakeHelper.json(200,
+                    "{\"import\":\"imp-1\",\"run_id\":\"run-1\",\"last_sequence\":7,\"next_sequence\":8}");
+            case "POST /v1/imports/imp-1/consume" -> run("IMPORTING", 2, false);
+            case "POST /v1/imports/imp-1/activate" -> run("ACTIVE", 3, true);
+            case "POST /v1/snapshots/inspect" -> FakeHelper.json(200, "{\"structure\":\"ok\"}");
+            default -> FakeHelper.problem(404, "not_found", "no route");
+        };
+    }
+
+    /** The "envelope": the payload reversed, as binary protobuf would be opaque bytes. */
+    private static byte[] envelope(byte[] payload) {
+        byte[] out = new byte[payload.length];
+        for (int i = 0; i < payload.length; i++) {
+            out[i] = payload[payload.length - 1 - i];
+        }
+        String head = "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: " + out.length + "\r\n\r\n";
+        byte[] h = head.getBytes(StandardCharsets.ISO_8859_1);
+        byte[] all = new byte[h.length + out.length];
+        System.arraycopy(h, 0, all, 0, h.length);
+        System.arraycopy(out, 0, all, h.length, out.length);
+        return all;
+    }
+
+    @Test
+    void everyOperation_sendsTheApisRequest_andReadsItsAnswer(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, AuthorityClientTest::helper)) {
+            AuthorityClient c = client(sock, RetryPolicy.NONE);
+            Session s = c.openSession();
+            assertThat(s.pid()).isEqualTo(77);
+            AuthorityView a = c.authority();
+            assertThat(a.scopeId()).isEqualTo("ab12");
+            assertThat(Long.toUnsignedString(a.keyGeneration())).isEqualTo("18446744073709551615");
+            assertThat(a.runsByPhase()).containsExactly(Map.entry("SUSPENDED", 2L), Map.entry("ACTIVE", 1L));
+            assertThat(c.start(s, "run-1")).isEqualTo(new RunView("run-1", "ACTIVE", 1, true, false));
+            byte[] payload = "{\"run_id\":\"run-1\"}".getBytes(StandardCharsets.UTF_8);
+            byte[] env = c.sign(s, "run-1", payload);
+            assertThat(envelope(env)).endsWith(payload);
+            assertThat(c.run("run-1")).isEqualTo(new RunView("run-1", "SUSPENDED", 1, true, false));
+            assertThat(c.runs()).containsExactly(new RunView("run-1", "ACTIVE", 1, true, false),
+                    new RunView("run-9", "ACTIVE", 3, false, true));
+            assertThat(c.resume(s, "run-1").runGeneration()).isEqualTo(2);
+            c.release(s, "run-1");
+            ImportView tx = c.prepareImport(s, env);
+            assertThat(tx).isEqualTo(new ImportView("imp-1", "run-1", 7, 8));
+            assertThat(c.consume(s, tx).phase()).isEqualTo("IMPORTING");
+            assertThat(c.activate(s, tx)).isEqualTo(new RunView("run-1", "ACTIVE", 3, true, false));
+            c.abortImport(s, tx);
+            assertThat(c.abandon(s, "run-1").phase()).isEqualTo("CANCELLED");
+            assertThat(c.inspect(env).text()).isEqualTo("{\"structure\":\"ok\"}");
+            c.closeSession(s);
+
+            List<FakeHelper.Request> q = h.requests();
+            assertThat(q).extracting(FakeHelper.Request::line).containsExactly(
+                    "POST /v1/sessions", "GET /v1/authority", "POST /v1/runs", "POST /v1/runs/run-1/snapshots",
+                    "GET /v1/runs/run-1", "GET /v1/runs", "POST /v1/runs/run-1/resume", "DELETE /v1/runs/run-1/lease",
+                    "POST /v1/imports", "POST /v1/imports/imp-1/consume", "POST /v1/imports/imp-1/activate",
+                    "DELETE /v1/imports/imp-1", "POST /v1/runs/run-1/abandon", "POST /v1/snapshots/inspect",
+                    "DELETE /v1/sessions/" + SESSION_ID);
+            assertThat(q.get(0).bodyText()).isEqualTo("{\"pid\":" + ProcessHandle.current().pid() + "}");
+            assertThat(q.get(1).header("Spice-Session")).isNull();
+            assertThat(q.get(2).bodyText()).isEqualTo("{\"run_id\":\"run-1\"}");
+            assertThat(q.get(3).header("Content-Type")).isEqualTo("application/vnd.spice.snapshot.v1alpha2+json");
+            assertThat(q.get(3).header("Accept")).startsWith("application/x-protobuf");
+            assertThat(q.get(3).body()).isEqualTo(payload);
+            assertThat(q.get(8).header("Content-Type")).isEqualTo("application/x-protobuf");
+            assertThat(q.get(8).body()).isEqualTo(env);
+            for (int i : new int[] {2, 3, 6, 7, 8, 9, 10, 11, 12}) {
+                assertThat(q.get(i).header("Spice-Session")).as(q.get(i).line()).isEqualTo(SESSION_ID);
+            }
+        }
+    }
+
+    @Test
+    void withJson_keepsTheHelpersDocumentAsSent_evenChunked(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, AuthorityClientTest::helper)) {
+            WithJson<List<RunView>> runs = client(sock, RetryPolicy.NONE).runsWithJson();
+            assertThat(runs.json().text()).startsWith("[{\"run_id\":\"run-1\"").endsWith("\"fenced\":true}]");
+            assertThat(runs.value()).hasSize(2);
+            assertThat(runs.json().toString()).doesNotContain("run-1");
+        }
+    }
+
+    @Test
+    void everyProblemCode_isItsOwnSubtype_withCodeDetailAndRule(@TempDir Path tmp) throws Exception {
+        Map<String, Class<? extends HelperProblem>> codes = new LinkedHashMap<>();
+        codes.put("invalid_request", HelperProblem.InvalidRequest.class);
+        codes.put("invalid_snapshot", HelperProblem.InvalidSnapshot.class);
+        codes.put("verification_failed", HelperProblem.VerificationFailed.class);
+        codes.put("busy", HelperProblem.Busy.class);
+        codes.put("state_conflict", HelperProblem.StateConflict.class);
+        codes.put("uncertain", HelperProblem.Uncertain.class);
+        codes.put("unavailable", HelperProblem.Unavailable.class);
+        codes.put("closing", HelperProblem.Closing.class);
+        codes.put("not_found", HelperProblem.NotFound.class);
+        codes.put("unauthorized", HelperProblem.Unauthorized.class);
+        codes.put("from_the_future", HelperProblem.Unrecognized.class);
+        Path sock = tmp.resolve("a.sock");
+        List<String> failures = new ArrayList<>();
+        for (Map.Entry<String, Class<? extends HelperProblem>> e : codes.entrySet()) {
+            String body = "{\"type\":\"urn:x\",\"title\":\"T\",\"status\":409,\"code\":\"" + e.getKey()
+                    + "\",\"detail\":\"d " + e.getKey() + "\"" + (e.getKey().equals("invalid_snapshot") ? ",\"rule\":\"P-CALL-DUP\"" : "") + "}";
+            try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.raw(409, "application/problem+json", body))) {
+                Throwable t = catchThrowable(() -> client(sock, RetryPolicy.NONE).run("run-1"));
+                if (!(t instanceof HelperProblem p) || p.getClass() != e.getValue() || !p.code().equals(e.getKey())
+                        || p.status() != 409 || !p.detail().equals("d " + e.getKey()) || !p.title().equals("T")) {
+                    failures.add(e.getKey() + ": " + t);
+                }
+            }
+        }
+        assertThat(failures).isEmpty();
+        try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.raw(422, "application/problem+json",
+                "{\"code\":\"invalid_snapshot\",\"detail\":\"duplicate call\",\"rule\":\"P-CALL-DUP\"}"))) {
+            HelperProblem.InvalidSnapshot p = (HelperProblem.InvalidSnapshot) catchThrowable(
+                    () -> client(sock, RetryPolicy.NONE).sign(new Session(SESSION_ID, 1), "run-1", new byte[] {1}));
+            assertThat(p.rule()).isEqualTo("P-CALL-DUP");
+            assertThat(p).hasMessage("invalid_snapshot: duplicate call (rule P-CALL-DUP)");
+        }
+    }
+
+    @Test
+    void nonProblemError_andMalformedAnswers_areProtocolErrors(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.raw(502, "text/html", "<h1>bad gateway</h1>"))) {
+            assertThatThrownBy(() -> client(sock, RetryPolicy.NONE).runs()).isInstanceOf(HelperProtocolError.class)
+                    .hasMessage("unexpected response from the helper at unix:" + sock + ": HTTP 502 Status");
+        }
+        for (String bad : new String[] {"{", "{\"run_id\":\"r\"}", "{\"run_id\":\"r\",\"phase\":\"ACTIVE\",\"run_generation\":-1}",
+                "{\"run_id\":\"r\",\"run_id\":\"s\",\"phase\":\"ACTIVE\",\"run_generation\":1}"}) {
+            try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.json(200, bad))) {
+                assertThatThrownBy(() -> client(sock, RetryPolicy.NONE).run("run-1")).as(bad).isInstanceOf(HelperProtocolError.class);
+            }
+        }
+    }
+
+    @Test
+    void retry_unavailable_isRepeatedWithinTheBound_thenReported(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        int[] n = {0};
+        Function<FakeHelper.Request, byte[]> twiceUnavailable = r -> ++n[0] <= 2
+                ? FakeHelper.problem(503, "unavailable", "nothing was written") : run("ACTIVE", 1, true);
+        try (FakeHelper h = FakeHelper.unix(sock, twiceUnavailable)) {
+            assertThat(client(sock, FAST).start(new Session(SESSION_ID, 1), "run-1").phase()).isEqualTo("ACTIVE");
+            assertThat(h.requests()).hasSize(3);
+        }
+        try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.problem(503, "unavailable", "nothing was written"))) {
+            assertThatThrownBy(() -> client(sock, FAST).start(new Session(SESSION_ID, 1), "run-1"))
+                    .isInstanceOf(HelperProblem.Unavailable.class);
+            assertThat(h.requests()).hasSize(FAST.maxAttempts());
+        }
+    }
+
+    @Test
+    void retry_neverOnUncertain_norOnBusyWithoutRetryAfter_butOnBusyWithIt(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.problem(500, "uncertain", "outcome unknown"))) {
+            assertThatThrownBy(() -> client(sock, FAST).sign(new Session(SESSION_ID, 1), "run-1", new byte[] {1}))
+                    .isInstanceOf(HelperProblem.Uncertain.class);
+            assertThat(h.requests()).hasSize(1);
+        }
+        try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.problem(409, "busy", "owned by a live session"))) {
+            assertThatThrownBy(() -> client(sock, FAST).abandon(new Session(SESSION_ID, 1), "run-1"))
+                    .isInstanceOf(HelperProblem.Busy.class);
+            assertThat(h.requests()).hasSize(1);
+        }
+        byte[] quota = ("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\nRetry-After: 0\r\n"
+                + "Content-Length: 30\r\n\r\n{\"code\":\"busy\",\"detail\":\"quota\"}").getBytes(StandardCharsets.ISO_8859_1);
+        int[] n = {0};
+        try (FakeHelper h = FakeHelper.unix(sock, r -> ++n[0] == 1 ? fixLength(quota) : run("ACTIVE", 1, true))) {
+            assertThat(client(sock, FAST).start(new Session(SESSION_ID, 1), "run-1").owned()).isTrue();
+            assertThat(h.requests()).hasSize(2);
+        }
+    }
+
+    @Test
+    void retry_busyForAQuota_isRepeated_busyForALiveOwnerIsNot(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        int[] n = {0};
+        try (FakeHelper h = FakeHelper.unix(sock, r -> ++n[0] == 1
+                ? FakeHelper.problem(429, "busy", "the session holds 64 leases and imports") : run("ACTIVE", 1, true))) {
+            assertThat(client(sock, FAST).start(new Session(SESSION_ID, 1), "run-1").phase()).isEqualTo("ACTIVE");
+            assertThat(h.requests()).hasSize(2);
+        }
+        try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.problem(409, "busy", "run run-1 is owned by a live session"))) {
+            HelperProblem.Busy b = (HelperProblem.Busy) catchThrowable(() -> client(sock, FAST).prepareImport(
+                    new Session(SESSION_ID, 1), new byte[] {1}));
+            assertThat(b.isQuota()).isFalse();
+            assertThat(b.nothingHappened()).isFalse();
+            assertThat(h.requests()).hasSize(1);
+        }
+    }
+
+    private static byte[] fixLength(byte[] response) {
+        String s = new String(response, StandardCharsets.ISO_8859_1);
+        String body = s.substring(s.indexOf("\r\n\r\n") + 4);
+        return s.replaceFirst("Content-Length: \\d+", "Content-Length: " + body.length()).getBytes(StandardCharsets.ISO_8859_1);
+    }
+
+    @Test
+    void retry_connectionRefused_isRepeated_becauseNothingWasSent(@TempDir Path tmp) throws Exception {
+        Path stale = tmp.resolve("stale.sock");
+        try (ServerSocketChannel s = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            s.bind(UnixDomainSocketAddress.of(stale));
+        }
+        long t0 = System.nanoTime();
+        RetryPolicy slow = new RetryPolicy(3, Duration.ofMillis(100), Duration.ofMillis(100));
+        assertThatThrownBy(() -> client(stale, slow).runs()).isInstanceOf(HelperUnreachable.class);
+        // Three attempts, two pauses of 100 ms between them.
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isGreaterThanOrEqualTo(Duration.ofMillis(200));
+    }
+
+    @Test
+    void retry_notAfterTheRequestWasSentAndTheAnswerLost(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, r -> new byte[0])) { // reads the request, closes without an answer
+            assertThatThrownBy(() -> client(sock, FAST).start(new Session(SESSION_ID, 1), "run-1"))
+                    .isInstanceOf(HelperProtocolError.class);
+            assertThat(h.requests()).hasSize(1);
+        }
+    }
+
+    @Test
+    void secrets_sessionIdAndToken_neverInToStringOrMessages(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, r -> r.line().equals("POST /v1/sessions")
+                ? FakeHelper.json(200, "{\"session\":\"" + SESSION_ID + "\",\"pid\":5}")
+                : FakeHelper.problem(409, "state_conflict", "session " + SESSION_ID + " does not own run-1"))) {
+            AuthorityClient c = client(sock, RetryPolicy.NONE);
+            Session s = c.openSession();
+            assertThat(s.toString()).doesNotContain(SESSION_ID).contains("pid=5");
+            Throwable t = catchThrowable(() -> c.resume(s, "run-1"));
+            assertThat(t).isInstanceOf(HelperProblem.StateConflict.class).hasMessage("state_conflict: session <session> does not own run-1");
+            assertThat(((HelperProblem) t).detail()).doesNotContain(SESSION_ID);
+            assertThat(c.toString()).doesNotContain(SESSION_ID);
+        }
+        Path tokenFile = tmp.resolve("token");
+        FakeHelper.writeToken(tokenFile, TOKEN);
+        try (FakeHelper h = FakeHelper.tcp(r -> FakeHelper.problem(401, "unauthorized", "bad token"))) {
+            AuthorityClient c = AuthorityClient.builder(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), h.port(), tokenFile))
+                    .retry(RetryPolicy.NONE).build();
+            Throwable t = catchThrowable(c::runs);
+            assertThat(t).isInstanceOf(HelperProblem.Unauthorized.class).hasMessageNotContaining(TOKEN);
+            assertThat(h.requests().getFirst().header("Authorization")).isEqualTo("Bearer " + TOKEN);
+            assertThat(c.toString()).doesNotContain(TOKEN);
+            assertThat(c.endpoint().toString()).doesNotContain(TOKEN);
+        }
+    }
+
+    @Test
+    void badRunId_isRefusedBeforeAnythingIsSent(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, AuthorityClientTest::helper)) {
+            AuthorityClient c = client(sock, RetryPolicy.NONE);
+            for (String bad : new String[] {"", " run", "a\nb", "x".repeat(97)}) {
+                assertThatThrownBy(() -> c.run(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+                assertThatThrownBy(() -> c.start(new Session(SESSION_ID, 1), bad)).isInstanceOf(IllegalArgumentException.class);
+            }
+            assertThat(h.requests()).isEmpty();
+        }
+    }
+}
