@@ -61,8 +61,11 @@ public class ApiResources {
     @Inject
     spice.authority.app.serve.HelperConfig config;
 
-    private static RunAuthority authority() {
-        return ServeContext.current().authority();
+    @Inject
+    ServeContext serve;
+
+    private RunAuthority authority() {
+        return serve.authority();
     }
 
     private void transition(String kind, String result) {
@@ -160,7 +163,7 @@ public class ApiResources {
             owned += (int) s.runIds().stream().filter(id -> !a.isFenced(id)).count();
         }
         return new Dto.AuthorityView(a.scopeIdHex(), Dto.u64(a.keyGeneration()), a.state(), a.directory(),
-                ServeContext.current().endpoint().display(), sessions.all().size(), owned, sessions.importCount(),
+                serve.endpoint().display(), sessions.all().size(), owned, sessions.importCount(),
                 a.outstandingLeases(), byPhase, unreadable);
     }
 

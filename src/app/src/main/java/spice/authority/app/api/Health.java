@@ -5,6 +5,7 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,6 +32,10 @@ import spice.authority.app.serve.ServeContext;
  */
 @ApplicationScoped
 public class Health {
+    /** What {@code serve} prepared; absent only where a test builds a Health without one. */
+    @Inject
+    ServeContext serve;
+
     static final String CONTENT_TYPE = "application/json; charset=UTF-8";
 
     void registerRoutes(@Observes Router router) {
@@ -110,8 +115,8 @@ public class Health {
     }
 
     /** The readiness check: the authority's state ({@code open}, {@code closing}, ...). */
-    static Map<String, Object> authority() {
-        ServeContext ctx = ServeContext.current();
+    Map<String, Object> authority() {
+        ServeContext ctx = serve;
         String state = ctx == null ? "unavailable" : ctx.authority().state();
         Map<String, Object> check = new LinkedHashMap<>();
         check.put("name", "authority");
@@ -125,8 +130,8 @@ public class Health {
      * longer revalidates or cannot be listed, as on a dead filesystem. Reads no record. Blocking:
      * never called on the event loop (see {@link #ready}).
      */
-    static Map<String, Object> store() {
-        ServeContext ctx = ServeContext.current();
+    Map<String, Object> store() {
+        ServeContext ctx = serve;
         Map<String, Object> check = new LinkedHashMap<>();
         check.put("name", "store");
         String reason = null;
@@ -150,8 +155,8 @@ public class Health {
      * The process watcher: DOWN once it can no longer notice host exits promptly (its thread
      * died); sessions then stay until their host is proven dead, and the helper should be restarted.
      */
-    static Map<String, Object> processWatcher() {
-        ServeContext ctx = ServeContext.current();
+    Map<String, Object> processWatcher() {
+        ServeContext ctx = serve;
         boolean up = ctx != null && ctx.processes().healthy();
         Map<String, Object> check = new LinkedHashMap<>();
         check.put("name", "process-watcher");

@@ -6,6 +6,7 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -76,6 +77,10 @@ public class Metrics {
     private final AtomicLong active = new AtomicLong();
     private volatile RouteTemplates routes = new RouteTemplates(List.of());
 
+    /** What {@code serve} prepared, for the swept-temp-file gauge; absent in tests that build a Metrics. */
+    @Inject
+    spice.authority.app.serve.ServeContext serve;
+
     public Metrics() {}
 
     /** With these templates from the start (tests; the helper takes them in {@link #registerFilter}). */
@@ -138,7 +143,7 @@ public class Metrics {
                     line(out, f.metric, "", Long.toString(active.get()));
                 }
                 case TEMP_SWEPT -> {
-                    spice.authority.app.serve.ServeContext ctx = spice.authority.app.serve.ServeContext.current();
+                    spice.authority.app.serve.ServeContext ctx = serve;
                     if (ctx != null && ctx.authority() != null) {
                         header(out, f);
                         line(out, f.metric, "", Integer.toString(ctx.authority().sweptTempFiles()));

@@ -29,6 +29,9 @@ public class TransportGuard {
     private static final AttributeKey<PeerCredentials> CREDS = AttributeKey.valueOf("spice.peer.credentials");
 
     @Inject
+    ServeContext serve;
+
+    @Inject
     RequestGate gate;
 
     void register(@Observes Filters filters) {
@@ -69,11 +72,7 @@ public class TransportGuard {
     }
 
     private void filter(RoutingContext rc) {
-        ServeContext ctx = ServeContext.current();
-        if (ctx == null) {
-            fail(rc, 503, "unavailable", "helper not initialised", false);
-            return;
-        }
+        ServeContext ctx = serve;
         if (ctx.endpoint() instanceof ServeContext.Endpoint.Unix) {
             PeerCredentials pc = peer(rc.request().connection());
             if (pc == null) {

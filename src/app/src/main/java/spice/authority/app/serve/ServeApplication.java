@@ -20,7 +20,7 @@ public final class ServeApplication implements QuarkusApplication {
 
     @Override
     public int run(String... args) {
-        ServeContext ctx = ServeContext.current();
+        ServeContext ctx = Arc.container().instance(ServeContext.class).get();
         String shown = ctx.endpoint().display();
         if (ctx.endpoint() instanceof ServeContext.Endpoint.Tcp t && t.port() == 0) {
             String actual = System.getProperty("quarkus.http.port");
@@ -36,16 +36,12 @@ public final class ServeApplication implements QuarkusApplication {
         System.out.println("listening on " + shown);
         System.out.flush();
         Quarkus.waitForExit();
-        drain();
+        drain(ctx);
         return 0;
     }
 
     /** Stops accepting work, lets in-flight requests finish (bounded), then releases everything. */
-    static void drain() {
-        ServeContext ctx = ServeContext.current();
-        if (ctx == null) {
-            return;
-        }
+    static void drain(ServeContext ctx) {
         HelperConfig config = Arc.container().instance(HelperConfig.class).get();
         RequestGate gate = Arc.container().instance(RequestGate.class).get();
         gate.close();
@@ -59,7 +55,7 @@ public final class ServeApplication implements QuarkusApplication {
         } catch (AuthorityException.Busy e) {
             LOG.warnf("shutdown: %s", e.getMessage());
         }
-        // The endpoint files and locks are released by cleanUp() from the exit handler, once
+        // The endpoint files and locks are released by cleanUp from the exit handler, once
         // Quarkus has closed the listener: released here, a new helper could bind the same path
         // while this one still answers on it.
         LOG.infof("authority %s", ctx.authority().state().equals("closed") ? "closed; key zeroed" : "still " + ctx.authority().state());
@@ -72,9 +68,8 @@ public final class ServeApplication implements QuarkusApplication {
      * listener is closed (the exit handler of {@code Quarkus.run}). Later calls do nothing: the
      * locks are gone by then, so removing the socket again could remove a newer helper's.
      */
-    static synchronized void cleanUp() {
-        ServeContext ctx = ServeContext.current();
-        if (ctx == null || cleanedUp) {
+    static synchronized void cleanUp(ServeContext ctx) {
+        if (cleanedUp) {
             return;
         }
         cleanedUp = true;
@@ -83,7 +78,7 @@ public final class ServeApplication implements QuarkusApplication {
 
     /**
      * Removes the context's endpoint file (socket or token), zeroes the token, closes the authority
-     * and releases both locks. For {@link #cleanUp()}, and for a start that fails after the
+     * and releases both locks. For {@link #cleanUp}, and for a start that fails after the
      * context was prepared, before any listener exists.
      */
     static void release(ServeContext ctx) {
@@ -109,7 +104,7 @@ public final class ServeApplication implements QuarkusApplication {
         ctx.instanceLock().close();
     }
 
-    /** For tests only: forgets that {@link #cleanUp()} ran, so one JVM can test it more than once. */
+    /** For tests only: forgets that {@link #cleanUp} ran, so one JVM can test it more than once. */
     static synchronized void forgetCleanUpForTests() {
         cleanedUp = false;
     }

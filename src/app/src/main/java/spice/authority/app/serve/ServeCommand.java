@@ -133,10 +133,11 @@ public final class ServeCommand implements Callable<Integer> {
             err.println("spice-authority: --token-file goes with --listen");
             return Cli.USAGE;
         }
+        ServeContext ctx;
         try {
-            ServeContext ctx = prepare();
+            ctx = prepare();
             try {
-                ServeContext.install(ctx);
+                ServeContextProducer.handOver(ctx);
                 configureQuarkus(ctx);
             } catch (RuntimeException e) {
                 ServeApplication.release(ctx); // the locks, the authority and the endpoint file
@@ -151,7 +152,7 @@ public final class ServeCommand implements Callable<Integer> {
             if (failure != null) {
                 System.err.println("spice-authority: the helper failed to start: " + failure.getMessage());
             }
-            ServeApplication.cleanUp();
+            ServeApplication.cleanUp(ctx);
             System.exit(failure != null ? Cli.REFUSED : code);
         });
         return ServeMarker.SERVED;

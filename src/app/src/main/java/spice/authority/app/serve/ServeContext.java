@@ -1,6 +1,5 @@
 package spice.authority.app.serve;
 
-import java.util.concurrent.atomic.AtomicReference;
 import spice.authority.core.RunAuthority;
 import spice.authority.os.ProcessWatcher;
 import spice.authority.os.SecureDirectory;
@@ -8,7 +7,8 @@ import spice.authority.os.StableLock;
 
 /**
  * What {@code serve} prepared before Quarkus booted: the opened authority (holding the
- * single-instance lock), the endpoint, and the bearer token on TCP. Installed once per process.
+ * single-instance lock), the endpoint, and the bearer token on TCP. Services receive it by
+ * injection ({@link ServeContextProducer}); nothing reads it through a static.
  */
 public record ServeContext(RunAuthority authority, StableLock instanceLock, SecureDirectory endpointDir,
                            StableLock endpointLock, Endpoint endpoint, byte[] bearerToken, ProcessWatcher processes,
@@ -31,24 +31,6 @@ public record ServeContext(RunAuthority authority, StableLock instanceLock, Secu
                 return "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
             }
         }
-    }
-
-    private static final AtomicReference<ServeContext> CURRENT = new AtomicReference<>();
-
-    public static void install(ServeContext c) {
-        if (!CURRENT.compareAndSet(null, c)) {
-            throw new IllegalStateException("serve context already installed");
-        }
-    }
-
-    /** The installed context, or null outside {@code serve} (tests install their own). */
-    public static ServeContext current() {
-        return CURRENT.get();
-    }
-
-    /** For tests that run several helpers in one JVM sequentially. */
-    public static void reset() {
-        CURRENT.set(null);
     }
 
     @Override

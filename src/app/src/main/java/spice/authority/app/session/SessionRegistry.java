@@ -46,8 +46,11 @@ public class SessionRegistry {
     @Inject
     Quotas quotas;
 
+    @Inject
+    ServeContext serve;
+
     private ProcessWatcher processes() {
-        return ServeContext.current().processes();
+        return serve.processes();
     }
 
     private String newId() {
@@ -93,7 +96,7 @@ public class SessionRegistry {
         // SECURITY: the declared host must be a process of this user (never init or a root
         // launcher), or its session would outlive every real host.
         OptionalLong uid = pw.realUid(declaredPid);
-        if (declaredPid <= 1 || uid.isEmpty() || uid.getAsLong() != ServeContext.current().effectiveUid()) {
+        if (declaredPid <= 1 || uid.isEmpty() || uid.getAsLong() != serve.effectiveUid()) {
             throw ApiException.unauthorized("process " + declaredPid + " cannot host a session: not a process of this user below init");
         }
         return openChecked(pw, declaredPid, true);
@@ -151,7 +154,7 @@ public class SessionRegistry {
         if (after == ProcessWatcher.Liveness.UNKNOWN) {
             throw new ProcessWatchException("its start time cannot be read again");
         }
-        if (uid.isEmpty() || uid.getAsLong() != ServeContext.current().effectiveUid() || after != ProcessWatcher.Liveness.ALIVE) {
+        if (uid.isEmpty() || uid.getAsLong() != serve.effectiveUid() || after != ProcessWatcher.Liveness.ALIVE) {
             throw ApiException.unauthorized("process " + pid + " is not a live process of this user");
         }
         Session s = new Session(newId(), pid, start.getAsLong(), fromPeerCredentials);

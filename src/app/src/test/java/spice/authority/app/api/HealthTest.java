@@ -21,7 +21,7 @@ class HealthTest {
     @Test
     void readinessWithoutAnOpenAuthority_isDownWithItsState() {
         // No helper is serving in this JVM: the authority is unavailable, so not ready.
-        Map<String, Object> check = Health.authority();
+        Map<String, Object> check = new Health().authority();
         assertThat(json(Health.body(List.of(check)))).isEqualTo("{\"status\":\"DOWN\",\"checks\":[{\"name\":\"authority\","
                 + "\"status\":\"DOWN\",\"data\":{\"state\":\"unavailable\"}}]}");
     }

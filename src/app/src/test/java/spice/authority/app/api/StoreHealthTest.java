@@ -59,7 +59,6 @@ class StoreHealthTest {
 
     @AfterEach
     void tearDown() throws Exception {
-        ServeContext.reset();
         if (authority != null) {
             authority.close();
         }
@@ -79,21 +78,22 @@ class StoreHealthTest {
                 SecureDirectories.provider().open(root.resolve("authority").toString(), OpenMode.CREATE_OR_VALIDATE));
         authority = RunAuthority.open(dir, new SecureRandom());
         authority.start("run-1", Cancellation.none()).close();
-        ServeContext.install(new ServeContext(authority, null, null, null, null, null, null, 0));
+        Health health = new Health();
+        health.serve = new ServeContext(authority, null, null, null, null, null, null, 0);
 
-        assertThat(Health.store()).containsEntry("status", "UP");
+        assertThat(health.store()).containsEntry("status", "UP");
         assertThat(authority.listRecords().records()).hasSize(1);
 
         dir.dead = true;
-        Map<String, Object> check = Health.store();
+        Map<String, Object> check = health.store();
         assertThat(check).containsEntry("name", "store").containsEntry("status", "DOWN");
         assertThat(check.get("data").toString()).contains("cannot be listed").contains("EIO");
-        assertThat(Health.body(List.of(Health.authority(), check))).containsEntry("status", "DOWN");
+        assertThat(Health.body(List.of(health.authority(), check))).containsEntry("status", "DOWN");
         assertThatThrownBy(authority::listRecords).isInstanceOf(AuthorityException.Unavailable.class)
                 .hasMessageContaining("EIO");
 
         dir.dead = false;
-        assertThat(Health.store()).containsEntry("status", "UP");
+        assertThat(health.store()).containsEntry("status", "UP");
     }
 
     @Test
@@ -102,8 +102,8 @@ class StoreHealthTest {
         DyingDirectory dir = new DyingDirectory(
                 SecureDirectories.provider().open(root.resolve("authority").toString(), OpenMode.CREATE_OR_VALIDATE));
         authority = RunAuthority.open(dir, new SecureRandom());
-        ServeContext.install(new ServeContext(authority, null, null, null, null, null, null, 0));
         Health health = new Health();
+        health.serve = new ServeContext(authority, null, null, null, null, null, null, 0);
         dir.lists.set(0); // the open's own listing (its temp-file sweep) does not count
         dir.hung = new java.util.concurrent.CountDownLatch(1);
 

@@ -27,7 +27,7 @@ import spice.authority.os.SecureDirectoryProvider;
 import spice.authority.os.StableLock;
 
 /**
- * {@link ServeApplication#cleanUp()}, the exit handler's release of the endpoint file and the
+ * {@link ServeApplication#cleanUp}, the exit handler's release of the endpoint file and the
  * endpoint and instance locks: it releases them, and only once. A second call, made after a newer
  * helper took the same endpoint (its locks and a socket or token file at the same path), leaves
  * the newer helper's file and locks alone.
@@ -51,17 +51,10 @@ class ServeCleanUpTest {
 
     @AfterEach
     void tearDown() throws Exception {
-        ServeContext.reset();
         ServeApplication.forgetCleanUpForTests();
         for (AutoCloseable c : toClose.reversed()) {
             c.close();
         }
-    }
-
-    @Test
-    void withoutAServeContext_doesNothing() {
-        ServeApplication.cleanUp();
-        assertThat(ServeContext.current()).isNull();
     }
 
     @Test
@@ -72,7 +65,7 @@ class ServeCleanUpTest {
         assertThat(lockBusy("authority", ServeCommand.INSTANCE_LOCK)).isTrue();
         assertThat(lockBusy("endpoint", ServeCommand.ENDPOINT_LOCK)).isTrue();
 
-        ServeApplication.cleanUp();
+        ServeApplication.cleanUp(ctx);
 
         assertThat(sock).doesNotExist();
         assertThat(ctx.authority().state()).isEqualTo("closed");
@@ -83,9 +76,9 @@ class ServeCleanUpTest {
     @Test
     void unixEndpoint_secondCleanUp_leavesTheSocketAndLocksOfANewerHelperAlone() throws Exception {
         Path sock = tmp.resolve("endpoint/authority.sock");
-        helper(new ServeContext.Endpoint.Unix(sock.toString()), null);
+        ServeContext ctx = helper(new ServeContext.Endpoint.Unix(sock.toString()), null);
         closedListenerAt(sock);
-        ServeApplication.cleanUp();
+        ServeApplication.cleanUp(ctx);
         assertThat(sock).doesNotExist();
 
         // A newer helper starts on the same endpoint: it takes both locks and listens on the path.
@@ -95,7 +88,7 @@ class ServeCleanUpTest {
         toClose.add(newer);
         newer.bind(UnixDomainSocketAddress.of(sock));
 
-        ServeApplication.cleanUp();
+        ServeApplication.cleanUp(ctx);
 
         assertThat(sock).exists();
         try (SocketChannel c = SocketChannel.open(UnixDomainSocketAddress.of(sock))) {
@@ -109,10 +102,10 @@ class ServeCleanUpTest {
     void tcpEndpoint_tokenRemovedAndZeroed_andASecondCleanUpLeavesANewerHelpersToken() throws Exception {
         Path tokenFile = tmp.resolve("endpoint/token");
         byte[] token = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
-        helper(new ServeContext.Endpoint.Tcp("127.0.0.1", 7878, tokenFile.toString()), token);
+        ServeContext ctx = helper(new ServeContext.Endpoint.Tcp("127.0.0.1", 7878, tokenFile.toString()), token);
         Files.write(tokenFile, token);
 
-        ServeApplication.cleanUp();
+        ServeApplication.cleanUp(ctx);
 
         assertThat(tokenFile).doesNotExist();
         assertThat(token).containsOnly((byte) 0);
@@ -121,13 +114,13 @@ class ServeCleanUpTest {
         lock("endpoint", ServeCommand.ENDPOINT_LOCK);
         Files.writeString(tokenFile, "newer helper's token");
 
-        ServeApplication.cleanUp();
+        ServeApplication.cleanUp(ctx);
 
         assertThat(tokenFile).hasContent("newer helper's token");
     }
 
     /**
-     * Installs the context {@code serve} would have prepared: an opened authority holding the
+     * The context {@code serve} would have prepared: an opened authority holding the
      * instance lock, and the endpoint directory with its lock.
      */
     private ServeContext helper(ServeContext.Endpoint endpoint, byte[] token) throws Exception {
@@ -143,7 +136,6 @@ class ServeCleanUpTest {
         toClose.add(endpointLock);
         ServeContext ctx = new ServeContext(authority, instance, endpointDir, endpointLock, endpoint, token,
                 provider.processWatcher(), 0);
-        ServeContext.install(ctx);
         return ctx;
     }
 

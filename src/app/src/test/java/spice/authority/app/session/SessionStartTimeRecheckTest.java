@@ -38,8 +38,8 @@ class SessionStartTimeRecheckTest {
         platform = SecureDirectories.provider().processWatcher();
         watcher = new ShiftingWatcher(platform);
         long euid = platform.realUid(ProcessHandle.current().pid()).orElseThrow();
-        ServeContext.install(new ServeContext(null, null, null, null, null, null, watcher, euid));
         registry = new SessionRegistry();
+        registry.serve = new ServeContext(null, null, null, null, null, null, watcher, euid);
         registry.metrics = new Metrics();
         registry.config = new Config();
         registry.quotas = new Quotas();
@@ -52,7 +52,6 @@ class SessionStartTimeRecheckTest {
         try {
             registry.closeAll("test over");
         } finally {
-            ServeContext.reset();
             host.destroyForcibly();
             assertThat(host.waitFor(10, TimeUnit.SECONDS)).as("host process reaped").isTrue();
         }
