@@ -28,6 +28,7 @@ import spice.authority.app.serve.ServeContext;
 import spice.authority.app.session.ImportTx;
 import spice.authority.app.session.Session;
 import spice.authority.app.session.SessionRegistry;
+import spice.authority.app.text.LogText;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.Cancellation;

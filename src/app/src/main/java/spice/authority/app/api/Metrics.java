@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import spice.authority.app.session.SessionMetrics;
 
 /**
  * The helper's metrics, served at {@code GET /q/metrics} in the Prometheus text exposition format
@@ -36,7 +37,7 @@ import java.util.concurrent.atomic.LongAdder;
  * measured here"), for four counters and one timer.
  */
 @ApplicationScoped
-public class Metrics {
+public class Metrics implements SessionMetrics {
     static final String PATH = "/q/metrics";
     static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
     /** Runs before {@link TransportGuard} (10,000), so refused requests are timed too. */
@@ -96,10 +97,12 @@ public class Metrics {
         count(Family.REFUSALS, labels("code", code));
     }
 
+    @Override
     public void sessionOpened() {
         count(Family.SESSIONS_OPENED, "");
     }
 
+    @Override
     public void sessionClosed() {
         count(Family.SESSIONS_CLOSED, "");
     }

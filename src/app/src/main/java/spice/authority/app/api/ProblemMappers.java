@@ -5,6 +5,7 @@ import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
+import spice.authority.app.session.SessionException;
 import spice.authority.core.AuthorityException;
 
 /** The one place where typed failures become problem responses. */
@@ -27,6 +28,20 @@ public class ProblemMappers {
     @ServerExceptionMapper
     public Response api(ApiException e) {
         return problem(e.status(), e.code(), e.getMessage(), e.rule());
+    }
+
+    /** Session refusals: the same statuses, codes and details as the API's own refusals of that kind. */
+    @ServerExceptionMapper
+    public Response session(SessionException e) {
+        return switch (e) {
+            case SessionException.UnknownSession u -> problem(401, "unauthorized", e.getMessage(), null);
+            case SessionException.NotHost n -> problem(401, "unauthorized", e.getMessage(), null);
+            case SessionException.NotOwned n -> problem(409, "state_conflict", e.getMessage(), null);
+            case SessionException.NotFound n -> problem(404, "not_found", e.getMessage(), null);
+            case SessionException.Busy b -> problem(429, "busy", e.getMessage(), null);
+            case SessionException.Unavailable u -> problem(503, "unavailable", e.getMessage(), null);
+            case SessionException.Invalid i -> problem(400, "invalid_request", e.getMessage(), null);
+        };
     }
 
     @ServerExceptionMapper

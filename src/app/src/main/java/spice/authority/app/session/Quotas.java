@@ -10,7 +10,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jboss.logging.Logger;
-import spice.authority.app.api.ApiException;
 import spice.authority.app.serve.HelperConfig;
 
 /**
@@ -36,11 +35,6 @@ public class Quotas {
     private final Map<Long, AtomicInteger> connections = new ConcurrentHashMap<>();
     private final long descriptorLimit = readDescriptorLimit();
 
-    /** A refusal that names the quota reached. */
-    public static ApiException busy(String what, String setting, long value) {
-        return new ApiException(429, "busy", what + "; the quota " + setting + " is " + value);
-    }
-
     /**
      * Refuses unless {@code fd-reserve} descriptors remain free for the helper's own work.
      *
@@ -55,7 +49,7 @@ public class Quotas {
         if (open < 0 || open + reserve > descriptorLimit) {
             LOG.warnf("refused %s: descriptor reserve reached (%s of %d in use, reserve %d)", what,
                     open < 0 ? "unknown" : Long.toString(open), descriptorLimit, reserve);
-            throw busy("the helper cannot take " + what + ": "
+            throw new SessionException.Busy("the helper cannot take " + what + ": "
                     + (open < 0 ? "its descriptors in use cannot be counted" : open + " of its " + descriptorLimit + " descriptors are in use")
                     + " and it keeps " + reserve + " for its own work", "spice.authority.fd-reserve", reserve);
         }

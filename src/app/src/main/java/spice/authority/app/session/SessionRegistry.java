@@ -10,10 +10,8 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.logging.Logger;
-import spice.authority.app.api.ApiException;
-import spice.authority.app.api.LogText;
-import spice.authority.app.api.Metrics;
 import spice.authority.app.serve.ServeContext;
+import spice.authority.app.text.LogText;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.RunImport;
@@ -38,7 +36,7 @@ public class SessionRegistry {
     private final Map<String, Session> runOwners = new ConcurrentHashMap<>();
 
     @Inject
-    Metrics metrics;
+    SessionMetrics metrics;
 
     @Inject
     spice.authority.app.serve.HelperConfig config;
@@ -91,13 +89,13 @@ public class SessionRegistry {
         // session bound to the newcomer, which must itself be a process of this user (checked
         // below), so nothing crosses the user boundary.
         if (declaredPid != peerPid && !isAncestor(pw, declaredPid, peerPid)) {
-            throw ApiException.unauthorized("process " + declaredPid + " is neither the caller nor one of its ancestors");
+            throw new SessionException.NotHost("process " + declaredPid + " is neither the caller nor one of its ancestors");
         }
         // SECURITY: the declared host must be a process of this user (never init or a root
         // launcher), or its session would outlive every real host.
         OptionalLong uid = pw.realUid(declaredPid);
         if (declaredPid <= 1 || uid.isEmpty() || uid.getAsLong() != serve.effectiveUid()) {
-            throw ApiException.unauthorized("process " + declaredPid + " cannot host a session: not a process of this user below init");
+            throw new SessionException.NotHost("process " + declaredPid + " cannot host a session: not a process of this user below init");
         }
         return openChecked(pw, declaredPid, true);
     }
@@ -107,9 +105,9 @@ public class SessionRegistry {
      * (descriptor or memory exhaustion, an unreadable /proc) refuses the call as retryable and
      * changes nothing.
      */
-    private static ApiException unknown(long pid, ProcessWatchException e) {
+    private static SessionException.Unavailable unknown(long pid, ProcessWatchException e) {
         LOG.warnf("liveness of pid %d unknown: %s", pid, e.getMessage());
-        return new ApiException(503, "unavailable", "cannot establish the state of process " + pid
+        return new SessionException.Unavailable("cannot establish the state of process " + pid
                 + " (" + e.getMessage() + "); nothing was changed, retry");
     }
 
@@ -133,17 +131,17 @@ public class SessionRegistry {
         // Per process first: one host alone can never fill the helper-wide cap.
         long ofThisProcess = sessions.values().stream().filter(o -> o.pid() == pid).count();
         if (ofThisProcess >= config.maxSessionsPerProcess()) {
-            throw Quotas.busy("process " + pid + " already has " + ofThisProcess + " sessions",
+            throw new SessionException.Busy("process " + pid + " already has " + ofThisProcess + " sessions",
                     "spice.authority.max-sessions-per-process", config.maxSessionsPerProcess());
         }
         if (sessions.size() >= config.maxSessions()) {
-            throw new ApiException(503, "unavailable", "too many sessions (" + config.maxSessions()
+            throw new SessionException.Unavailable("too many sessions (" + config.maxSessions()
                     + "); close idle ones or raise spice.authority.max-sessions");
         }
         quotas.requireDescriptorReserve("a session");
         OptionalLong start = pw.startTime(pid);
         if (start.isEmpty()) {
-            throw ApiException.invalidRequest("process " + pid + " is not running");
+            throw new SessionException.Invalid("process " + pid + " is not running");
         }
         // SECURITY: bind the uid to the process just identified by its start time (the SPI's
         // pattern: start time, uid, then still alive with that start time). Peer credentials are
@@ -155,7 +153,7 @@ public class SessionRegistry {
             throw new ProcessWatchException("its start time cannot be read again");
         }
         if (uid.isEmpty() || uid.getAsLong() != serve.effectiveUid() || after != ProcessWatcher.Liveness.ALIVE) {
-            throw ApiException.unauthorized("process " + pid + " is not a live process of this user");
+            throw new SessionException.NotHost("process " + pid + " is not a live process of this user");
         }
         Session s = new Session(newId(), pid, start.getAsLong(), fromPeerCredentials);
         // RACE: the size check above and this put are not atomic: concurrent opens may exceed
@@ -165,7 +163,7 @@ public class SessionRegistry {
             s.watch = pw.watch(pid, start.getAsLong(), () -> close(s, "host process " + pid + " exited"));
         } catch (ProcessWatchException | RuntimeException e) {
             sessions.remove(s.id());
-            throw new ApiException(503, "unavailable", "cannot watch process " + pid + ": " + e.getMessage());
+            throw new SessionException.Unavailable("cannot watch process " + pid + ": " + e.getMessage());
         } catch (Error e) {
             sessions.remove(s.id()); // no session without a watch, whatever failed
             throw e;
@@ -174,7 +172,7 @@ public class SessionRegistry {
         // then found no watch to close, so close it here.
         if (s.isClosed()) {
             s.watch.close();
-            throw ApiException.invalidRequest("process " + pid + " exited while its session was opened");
+            throw new SessionException.Invalid("process " + pid + " exited while its session was opened");
         }
         LOG.infof("session opened for pid %d (%s)", pid, fromPeerCredentials ? "peer credentials" : "declared, verified");
         metrics.sessionOpened();
@@ -188,18 +186,18 @@ public class SessionRegistry {
      */
     public Session require(String id, OptionalLong callerPid) {
         if (id == null || id.isBlank()) {
-            throw ApiException.invalidRequest("this call needs the Spice-Session header (open one with POST /v1/sessions)");
+            throw new SessionException.Invalid("this call needs the Spice-Session header (open one with POST /v1/sessions)");
         }
         Session s = sessions.get(id);
         if (s == null || s.isClosed()) {
-            throw ApiException.unauthorized("unknown or closed session");
+            throw new SessionException.UnknownSession("unknown or closed session");
         }
         // SECURITY: on a socket, a session is usable only by its host process or that process's
         // descendants (a host's helper tools, or curl run by a host shell).
         try {
             if (callerPid.isPresent() && s.pidFromPeerCredentials() && callerPid.getAsLong() != s.pid()
                     && !isAncestor(processes(), s.pid(), callerPid.getAsLong())) {
-                throw ApiException.unauthorized("the session belongs to another process");
+                throw new SessionException.NotHost("the session belongs to another process");
             }
         } catch (ProcessWatchException e) {
             throw unknown(callerPid.getAsLong(), e);
@@ -213,9 +211,9 @@ public class SessionRegistry {
             }
             case DEAD -> {
                 close(s, "host process " + s.pid() + " exited");
-                throw ApiException.unauthorized("unknown or closed session");
+                throw new SessionException.UnknownSession("unknown or closed session");
             }
-            default -> throw new ApiException(503, "unavailable", "cannot establish whether host process " + s.pid()
+            default -> throw new SessionException.Unavailable("cannot establish whether host process " + s.pid()
                     + " is alive; the session and its leases are kept, retry");
         }
     }
@@ -269,7 +267,7 @@ public class SessionRegistry {
         if (s.isClosed()) {
             // The host died while the call ran: release at once, as its death would have.
             run.close();
-            throw ApiException.unauthorized("session closed while the call ran; the run was released");
+            throw new SessionException.UnknownSession("session closed while the call ran; the run was released");
         }
         s.runs.put(run.runId(), run);
         runOwners.put(run.runId(), s);
@@ -320,12 +318,12 @@ public class SessionRegistry {
         try {
             int leases = s.runs.size() + s.imports.size() + pending;
             if (leases > config.maxLeasesPerSession()) {
-                throw Quotas.busy("the session holds " + (leases - 1) + " leases and imports",
+                throw new SessionException.Busy("the session holds " + (leases - 1) + " leases and imports",
                         "spice.authority.max-leases-per-session", config.maxLeasesPerSession());
             }
             int imports = s.imports.size() + pendingImports;
             if (isImport && imports > config.maxImportsPerSession()) {
-                throw Quotas.busy("the session has " + (imports - 1) + " open imports",
+                throw new SessionException.Busy("the session has " + (imports - 1) + " open imports",
                         "spice.authority.max-imports-per-session", config.maxImportsPerSession());
             }
             quotas.requireDescriptorReserve(isImport ? "an import" : "a run lease");
@@ -340,7 +338,7 @@ public class SessionRegistry {
 
     /** The session's lease on {@code runId}, or a fencing refusal. */
     public ActiveRun leaseOf(Session s, String runId) {
-        return ownedBy(s, runId).orElseThrow(() -> ApiException.notOwned("run " + runId + " is not owned by this session"));
+        return ownedBy(s, runId).orElseThrow(() -> new SessionException.NotOwned("run " + runId + " is not owned by this session"));
     }
 
     /** The session's lease on {@code runId}, when it holds one that has not ended. */
@@ -378,7 +376,7 @@ public class SessionRegistry {
             } catch (AuthorityException.Uncertain ignored) {
                 // cannot be consumed yet
             }
-            throw ApiException.unauthorized("session closed while the call ran; the import was aborted");
+            throw new SessionException.UnknownSession("session closed while the call ran; the import was aborted");
         }
         return tx;
     }
@@ -386,7 +384,7 @@ public class SessionRegistry {
     public ImportTx importOf(Session s, String importId) {
         ImportTx tx = imports.get(importId);
         if (tx == null || tx.session() != s) {
-            throw ApiException.notFound("no import " + importId + " in this session");
+            throw new SessionException.NotFound("no import " + importId + " in this session");
         }
         return tx;
     }

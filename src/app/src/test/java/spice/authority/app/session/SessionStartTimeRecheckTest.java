@@ -11,8 +11,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import spice.authority.app.api.ApiException;
-import spice.authority.app.api.Metrics;
 import spice.authority.app.serve.HelperConfig;
 import spice.authority.app.serve.ServeContext;
 import spice.authority.os.ProcessWatchException;
@@ -40,7 +38,13 @@ class SessionStartTimeRecheckTest {
         long euid = platform.realUid(ProcessHandle.current().pid()).orElseThrow();
         registry = new SessionRegistry();
         registry.serve = new ServeContext(null, null, null, null, null, null, watcher, euid);
-        registry.metrics = new Metrics();
+        registry.metrics = new SessionMetrics() {
+            @Override
+            public void sessionOpened() {}
+
+            @Override
+            public void sessionClosed() {}
+        };
         registry.config = new Config();
         registry.quotas = new Quotas();
         registry.quotas.config = registry.config;
@@ -86,11 +90,7 @@ class SessionStartTimeRecheckTest {
         assertThat(s.isClosed()).as("the exit watch stays silent: the process under the pid is alive").isFalse();
 
         assertThatThrownBy(() -> registry.require(s.id(), OptionalLong.of(host.pid())))
-                .isInstanceOfSatisfying(ApiException.class, e -> {
-                    assertThat(e.status()).isEqualTo(401);
-                    assertThat(e.code()).isEqualTo("unauthorized");
-                    assertThat(e.getMessage()).isEqualTo("unknown or closed session");
-                });
+                .isInstanceOf(SessionException.UnknownSession.class).hasMessage("unknown or closed session");
         assertThat(s.isClosed()).isTrue();
         assertThat(s.closeReason()).isEqualTo("host process " + host.pid() + " exited");
         assertThat(registry.find(s.id())).isEmpty();
@@ -98,7 +98,7 @@ class SessionStartTimeRecheckTest {
         // Refused for good, even once the pid is back to the recorded start time.
         watcher.shift = 1;
         assertThatThrownBy(() -> registry.require(s.id(), OptionalLong.of(host.pid())))
-                .isInstanceOf(ApiException.class).hasMessage("unknown or closed session");
+                .isInstanceOf(SessionException.UnknownSession.class).hasMessage("unknown or closed session");
     }
 
     @Test
@@ -109,7 +109,7 @@ class SessionStartTimeRecheckTest {
         watcher.shift = 0;
 
         assertThatThrownBy(() -> registry.require(s.id(), OptionalLong.empty()))
-                .isInstanceOf(ApiException.class).hasMessage("unknown or closed session");
+                .isInstanceOf(SessionException.UnknownSession.class).hasMessage("unknown or closed session");
         assertThat(s.isClosed()).isTrue();
         assertThat(registry.all()).isEmpty();
     }
@@ -123,7 +123,7 @@ class SessionStartTimeRecheckTest {
         assertThat(s.isClosed()).as("no exit notification reached the registry").isFalse();
 
         assertThatThrownBy(() -> registry.require(s.id(), OptionalLong.empty()))
-                .isInstanceOf(ApiException.class).hasMessage("unknown or closed session");
+                .isInstanceOf(SessionException.UnknownSession.class).hasMessage("unknown or closed session");
         assertThat(s.isClosed()).isTrue();
         assertThat(registry.find(s.id())).isEmpty();
     }
@@ -134,9 +134,7 @@ class SessionStartTimeRecheckTest {
         watcher.unknown = true; // as with every descriptor in use: /proc cannot be read
         for (int i = 0; i < 3; i++) {
             assertThatThrownBy(() -> registry.require(s.id(), OptionalLong.of(host.pid())))
-                    .isInstanceOfSatisfying(ApiException.class, e -> {
-                        assertThat(e.status()).isEqualTo(503);
-                        assertThat(e.code()).isEqualTo("unavailable");
+                    .isInstanceOfSatisfying(SessionException.Unavailable.class, e -> {
                         assertThat(e.getMessage()).contains("cannot establish whether host process " + host.pid() + " is alive");
                     });
         }
@@ -170,13 +168,11 @@ class SessionStartTimeRecheckTest {
     void open_startTimeUnknown_refusedAsUnavailable_nothingRegistered() {
         watcher.unknown = true;
         assertThatThrownBy(() -> registry.open(host.pid(), true))
-                .isInstanceOfSatisfying(ApiException.class, e -> {
-                    assertThat(e.status()).isEqualTo(503);
-                    assertThat(e.code()).isEqualTo("unavailable");
+                .isInstanceOfSatisfying(SessionException.Unavailable.class, e -> {
                     assertThat(e.getMessage()).contains("cannot establish the state of process " + host.pid());
                 });
         assertThatThrownBy(() -> registry.openForAncestor(ProcessHandle.current().pid(), host.pid()))
-                .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.code()).isEqualTo("unavailable"));
+                .isInstanceOf(SessionException.Unavailable.class);
         assertThat(registry.all()).isEmpty();
     }
 
@@ -186,9 +182,8 @@ class SessionStartTimeRecheckTest {
             registry.open(host.pid(), true);
         }
         assertThatThrownBy(() -> registry.open(host.pid(), true))
-                .isInstanceOfSatisfying(ApiException.class, e -> {
-                    assertThat(e.status()).isEqualTo(429);
-                    assertThat(e.code()).isEqualTo("busy");
+                .isInstanceOfSatisfying(SessionException.Busy.class, e -> {
+                    assertThat(e.setting()).isEqualTo("spice.authority.max-sessions-per-process");
                     assertThat(e.getMessage()).contains("spice.authority.max-sessions-per-process is 8");
                 });
         Process other = new ProcessBuilder("sleep", "1000").start();
@@ -207,13 +202,15 @@ class SessionStartTimeRecheckTest {
         for (int i = 0; i < 16; i++) {
             held.add(registry.admitImport(s));
         }
-        assertThatThrownBy(() -> registry.admitImport(s)).isInstanceOfSatisfying(ApiException.class,
-                e -> assertThat(e.getMessage()).contains("spice.authority.max-imports-per-session is 16"));
+        assertThatThrownBy(() -> registry.admitImport(s)).isInstanceOfSatisfying(SessionException.Busy.class,
+                e -> assertThat(e.setting()).isEqualTo("spice.authority.max-imports-per-session"))
+                .hasMessageContaining("spice.authority.max-imports-per-session is 16");
         for (int i = 16; i < 256; i++) {
             held.add(registry.admitLease(s));
         }
-        assertThatThrownBy(() -> registry.admitLease(s)).isInstanceOfSatisfying(ApiException.class,
-                e -> assertThat(e.getMessage()).contains("spice.authority.max-leases-per-session is 256"));
+        assertThatThrownBy(() -> registry.admitLease(s)).isInstanceOfSatisfying(SessionException.Busy.class,
+                e -> assertThat(e.setting()).isEqualTo("spice.authority.max-leases-per-session"))
+                .hasMessageContaining("spice.authority.max-leases-per-session is 256");
         held.forEach(SessionRegistry.Admission::close);
         held.get(0).close(); // idempotent: gives back nothing twice
         registry.admitLease(s).close();

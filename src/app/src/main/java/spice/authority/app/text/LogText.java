@@ -1,4 +1,4 @@
-package spice.authority.app.api;
+package spice.authority.app.text;
 
 /**
  * Caller-supplied text (run IDs, pids declared in bodies) as it may appear in a log line: every

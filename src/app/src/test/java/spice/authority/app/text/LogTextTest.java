@@ -1,4 +1,4 @@
-package spice.authority.app.api;
+package spice.authority.app.text;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,0 +1,50 @@
+package spice.authority.app.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import jakarta.ws.rs.core.Response;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import spice.authority.app.session.SessionException;
+
+/** Session refusals become the problems the API answered for them before they were domain types. */
+class ProblemMappersTest {
+
+    private record Case(SessionException failure, int status, String code) {}
+
+    @Test
+    void session_eachKind_sameStatusCodeAndDetail() {
+        ProblemMappers mappers = new ProblemMappers();
+        mappers.metrics = new Metrics();
+        List<Case> cases = List.of(
+                new Case(new SessionException.UnknownSession("unknown or closed session"), 401, "unauthorized"),
+                new Case(new SessionException.NotHost("the session belongs to another process"), 401, "unauthorized"),
+                new Case(new SessionException.NotOwned("run r is not owned by this session"), 409, "state_conflict"),
+                new Case(new SessionException.NotFound("no import i in this session"), 404, "not_found"),
+                new Case(new SessionException.Busy("the session has 2 open imports", "spice.authority.max-imports-per-session", 2),
+                        429, "busy"),
+                new Case(new SessionException.Unavailable("cannot establish the state of process 7 (EMFILE); nothing was changed, retry"),
+                        503, "unavailable"),
+                new Case(new SessionException.Invalid("process 7 is not running"), 400, "invalid_request"));
+        List<String> failures = new ArrayList<>();
+        for (Case c : cases) {
+            Response r = mappers.session(c.failure());
+            String want = Problems.body(c.status(), c.code(), c.failure().getMessage(), null);
+            if (r.getStatus() != c.status() || !want.equals(r.getEntity())) {
+                failures.add(c.failure().getClass().getSimpleName() + ": " + r.getStatus() + " " + r.getEntity());
+            }
+        }
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void busy_detailNamesTheSettingAndItsValue() {
+        SessionException.Busy busy = new SessionException.Busy("the session holds 3 leases and imports",
+                "spice.authority.max-leases-per-session", 3);
+        assertThat(busy.getMessage())
+                .isEqualTo("the session holds 3 leases and imports; the quota spice.authority.max-leases-per-session is 3");
+        assertThat(busy.setting()).isEqualTo("spice.authority.max-leases-per-session");
+        assertThat(busy.value()).isEqualTo(3);
+    }
+}
