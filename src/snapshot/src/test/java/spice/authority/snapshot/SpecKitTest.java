@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SpecKitTest {
 
-    /** SHA-256 of the files of shared/spec/ of 2026-12-01 that no index.json lists. */
+    /** SHA-256 of the kit files (copied 2026-12-01, see spec-kit/README.md) that no index.json lists. */
     private static final Map<String, String> PINNED = Map.of(
             "vectors/envelope.json", "0162a94bcbb7999c102a406e4765915f7ad304a2df798b290b49622ccfd1a3ea",
             "vectors/mac-input.json", "d6654702df097c09b6a95c08e4a0ed459f6427ff0f18e0ac170f00647d7b4a2c",

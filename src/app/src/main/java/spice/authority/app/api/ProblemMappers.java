@@ -83,12 +83,24 @@ public class ProblemMappers {
 
     Response fatalProblem(Throwable e, String method) {
         LOG.errorf("unexpected %s in request handling; the helper goes on serving", e.getClass().getName());
-        if (isRead(method)) {
-            Response r = problem(503, "unavailable", "internal error (" + e.getClass().getSimpleName() + "); nothing was changed, retry", null);
-            return Response.fromResponse(r).header("Retry-After", "1").build();
+        InternalError p = InternalError.of(method, e.getClass().getSimpleName());
+        Response r = problem(p.status(), p.code(), p.detail(), null);
+        return p.status() == 503 ? Response.fromResponse(r).header("Retry-After", "1").build() : r;
+    }
+
+    /**
+     * What an internal failure answers: a read changed nothing ({@code 503 unavailable}, retry);
+     * after a mutating call the caller cannot tell whether it took effect ({@code 500 uncertain}).
+     * The one rule for the resources' mappers and the router's failure handler.
+     */
+    record InternalError(int status, String code, String detail) {
+        static InternalError of(String method, String what) {
+            String cause = what == null ? "internal error" : "internal error (" + what + ")";
+            return isRead(method)
+                    ? new InternalError(503, "unavailable", cause + "; nothing was changed, retry")
+                    : new InternalError(500, "uncertain", cause
+                            + " while the call ran; whether it took effect is unknown: read the run's state before anything else");
         }
-        return problem(500, "uncertain", "internal error (" + e.getClass().getSimpleName()
-                + ") while the call ran; whether it took effect is unknown: read the run's state before anything else", null);
     }
 
     static boolean isRead(String method) {

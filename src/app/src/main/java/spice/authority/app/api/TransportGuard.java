@@ -63,12 +63,8 @@ public class TransportGuard {
         }
         org.jboss.logging.Logger.getLogger(TransportGuard.class).errorf("%s outside the resources; the helper goes on serving",
                 t == null ? "HTTP " + status : t.getClass().getName());
-        String method = rc.request().method().name();
-        if (ProblemMappers.isRead(method)) {
-            fail(rc, 503, "unavailable", "internal error; nothing was changed, retry", false);
-        } else {
-            fail(rc, 500, "uncertain", "internal error while the call ran; whether it took effect is unknown: read the run's state before anything else", false);
-        }
+        ProblemMappers.InternalError p = ProblemMappers.InternalError.of(rc.request().method().name(), null);
+        fail(rc, p.status(), p.code(), p.detail(), false);
     }
 
     private void filter(RoutingContext rc) {

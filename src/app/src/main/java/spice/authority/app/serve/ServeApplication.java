@@ -61,24 +61,24 @@ public final class ServeApplication implements QuarkusApplication {
         LOG.infof("authority %s", ctx.authority().state().equals("closed") ? "closed; key zeroed" : "still " + ctx.authority().state());
     }
 
-    private static boolean cleanedUp;
-
     /**
-     * Removes the endpoint files and releases the endpoint and instance locks; once, after the
-     * listener is closed (the exit handler of {@code Quarkus.run}). Later calls do nothing: the
-     * locks are gone by then, so removing the socket again could remove a newer helper's.
+     * The clean-up of {@code ctx}: removes the endpoint files and releases the endpoint and
+     * instance locks; run after the listener is closed (the exit handler of {@code Quarkus.run}).
+     * It acts once: later runs do nothing, because the locks are gone by then and removing the
+     * socket again could remove a newer helper's.
      */
-    static synchronized void cleanUp(ServeContext ctx) {
-        if (cleanedUp) {
-            return;
-        }
-        cleanedUp = true;
-        release(ctx);
+    static Runnable cleanUpOnce(ServeContext ctx) {
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        return () -> {
+            if (done.compareAndSet(false, true)) {
+                release(ctx);
+            }
+        };
     }
 
     /**
      * Removes the context's endpoint file (socket or token), zeroes the token, closes the authority
-     * and releases both locks. For {@link #cleanUp}, and for a start that fails after the
+     * and releases both locks. For {@link #cleanUpOnce}, and for a start that fails after the
      * context was prepared, before any listener exists.
      */
     static void release(ServeContext ctx) {
@@ -104,8 +104,4 @@ public final class ServeApplication implements QuarkusApplication {
         ctx.instanceLock().close();
     }
 
-    /** For tests only: forgets that {@link #cleanUp} ran, so one JVM can test it more than once. */
-    static synchronized void forgetCleanUpForTests() {
-        cleanedUp = false;
-    }
 }

@@ -148,11 +148,12 @@ public final class ServeCommand implements Callable<Integer> {
             err.flush();
             return Cli.REFUSED;
         }
+        Runnable cleanUp = ServeApplication.cleanUpOnce(ctx);
         Quarkus.run(ServeApplication.class, (code, failure) -> {
             if (failure != null) {
                 System.err.println("spice-authority: the helper failed to start: " + failure.getMessage());
             }
-            ServeApplication.cleanUp(ctx);
+            cleanUp.run();
             System.exit(failure != null ? Cli.REFUSED : code);
         });
         return ServeMarker.SERVED;

@@ -45,6 +45,10 @@ public class Quotas {
             return; // no descriptor table to read on this platform: the per-host quotas still hold
         }
         int reserve = config.fdReserve();
+        // RACE: counted, then taken: concurrent admissions may each see the same count and eat
+        // into the reserve by as many descriptors as there are racing calls (at most the worker
+        // pool). The reserve bounds that; it is a budget, not a fencing check: a descriptor
+        // shortfall makes a liveness check unknown, never a death.
         long open = openDescriptors();
         if (open < 0 || open + reserve > descriptorLimit) {
             LOG.warnf("refused %s: descriptor reserve reached (%s of %d in use, reserve %d)", what,

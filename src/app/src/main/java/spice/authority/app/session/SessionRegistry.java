@@ -252,11 +252,6 @@ public class SessionRegistry {
         return imports.size();
     }
 
-    /** The run-owner map itself, for tests in this package. */
-    Map<String, Session> runOwnersForTest() {
-        return runOwners;
-    }
-
     /** The session that owns {@code runId}, if any. */
     public Optional<Session> ownerOf(String runId) {
         return Optional.ofNullable(runOwners.get(runId));

@@ -26,7 +26,8 @@ import spice.authority.os.SecureDirectory;
  * short. The failure comes from a fake door in front of a real directory.
  */
 class StoreHealthTest {
-    private Path root;
+    @org.junit.jupiter.api.io.TempDir
+    Path root;
     private RunAuthority authority;
 
     /** A real directory whose listing fails with EIO once {@code dead} is set, or hangs while {@code hung} is. */
@@ -62,18 +63,10 @@ class StoreHealthTest {
         if (authority != null) {
             authority.close();
         }
-        if (root != null) {
-            try (var walk = Files.walk(root)) {
-                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            }
-        }
     }
 
     @Test
     void deadStore_readinessDownWithTheReason_listingRefusedNotShort() throws Exception {
-        root = Files.createTempDirectory("spice-store-health-");
         DyingDirectory dir = new DyingDirectory(
                 SecureDirectories.provider().open(root.resolve("authority").toString(), OpenMode.CREATE_OR_VALIDATE));
         authority = RunAuthority.open(dir, new SecureRandom());
@@ -98,7 +91,6 @@ class StoreHealthTest {
 
     @Test
     void hungStore_probeDoesNotWait_oneCheckAtATime_answerReusedBriefly() throws Exception {
-        root = Files.createTempDirectory("spice-store-hung-");
         DyingDirectory dir = new DyingDirectory(
                 SecureDirectories.provider().open(root.resolve("authority").toString(), OpenMode.CREATE_OR_VALIDATE));
         authority = RunAuthority.open(dir, new SecureRandom());

@@ -27,7 +27,7 @@ import spice.authority.os.SecureDirectoryProvider;
 import spice.authority.os.StableLock;
 
 /**
- * {@link ServeApplication#cleanUp}, the exit handler's release of the endpoint file and the
+ * {@link ServeApplication#cleanUpOnce}, the exit handler's release of the endpoint file and the
  * endpoint and instance locks: it releases them, and only once. A second call, made after a newer
  * helper took the same endpoint (its locks and a socket or token file at the same path), leaves
  * the newer helper's file and locks alone.
@@ -46,12 +46,10 @@ class ServeCleanUpTest {
     @BeforeEach
     void setUp() {
         provider = SecureDirectories.provider();
-        ServeApplication.forgetCleanUpForTests();
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        ServeApplication.forgetCleanUpForTests();
         for (AutoCloseable c : toClose.reversed()) {
             c.close();
         }
@@ -65,7 +63,7 @@ class ServeCleanUpTest {
         assertThat(lockBusy("authority", ServeCommand.INSTANCE_LOCK)).isTrue();
         assertThat(lockBusy("endpoint", ServeCommand.ENDPOINT_LOCK)).isTrue();
 
-        ServeApplication.cleanUp(ctx);
+        ServeApplication.cleanUpOnce(ctx).run();
 
         assertThat(sock).doesNotExist();
         assertThat(ctx.authority().state()).isEqualTo("closed");
@@ -78,7 +76,8 @@ class ServeCleanUpTest {
         Path sock = tmp.resolve("endpoint/authority.sock");
         ServeContext ctx = helper(new ServeContext.Endpoint.Unix(sock.toString()), null);
         closedListenerAt(sock);
-        ServeApplication.cleanUp(ctx);
+        Runnable cleanUp = ServeApplication.cleanUpOnce(ctx);
+        cleanUp.run();
         assertThat(sock).doesNotExist();
 
         // A newer helper starts on the same endpoint: it takes both locks and listens on the path.
@@ -88,7 +87,7 @@ class ServeCleanUpTest {
         toClose.add(newer);
         newer.bind(UnixDomainSocketAddress.of(sock));
 
-        ServeApplication.cleanUp(ctx);
+        cleanUp.run();
 
         assertThat(sock).exists();
         try (SocketChannel c = SocketChannel.open(UnixDomainSocketAddress.of(sock))) {
@@ -105,7 +104,8 @@ class ServeCleanUpTest {
         ServeContext ctx = helper(new ServeContext.Endpoint.Tcp("127.0.0.1", 7878, tokenFile.toString()), token);
         Files.write(tokenFile, token);
 
-        ServeApplication.cleanUp(ctx);
+        Runnable cleanUp = ServeApplication.cleanUpOnce(ctx);
+        cleanUp.run();
 
         assertThat(tokenFile).doesNotExist();
         assertThat(token).containsOnly((byte) 0);
@@ -114,7 +114,7 @@ class ServeCleanUpTest {
         lock("endpoint", ServeCommand.ENDPOINT_LOCK);
         Files.writeString(tokenFile, "newer helper's token");
 
-        ServeApplication.cleanUp(ctx);
+        cleanUp.run();
 
         assertThat(tokenFile).hasContent("newer helper's token");
     }

@@ -146,10 +146,24 @@ class SessionStartTimeRecheckTest {
     }
 
     @Test
-    void reapOwnerIfDead_unknownKeeps_deadCloses() throws Exception {
+    void reapOwnerIfDead_unknownKeeps_deadCloses(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
         watcher.silenceWatches = true; // the exit watcher is behind (or stopped)
         Session s = registry.open(host.pid(), true);
-        registry.runOwnersForTest().put("run-1", s);
+        // A real lease: a run started in an authority over a temporary directory.
+        spice.authority.core.RunAuthority authority = spice.authority.core.RunAuthority.open(
+                SecureDirectories.provider().open(dir.resolve("authority").toString(), spice.authority.os.OpenMode.CREATE_OR_VALIDATE),
+                new java.security.SecureRandom());
+        try {
+            reapOnlyOnProof(s, authority);
+        } finally {
+            registry.closeAll("test over"); // its lease first, then the authority
+            authority.close();
+        }
+    }
+
+    private void reapOnlyOnProof(Session s, spice.authority.core.RunAuthority authority) throws Exception {
+        registry.own(s, authority.start("run-1", spice.authority.core.Cancellation.none()));
+        assertThat(registry.ownerOf("run-1")).contains(s);
         watcher.unknown = true;
         registry.reapOwnerIfDead("run-1");
         assertThat(s.isClosed()).as("an unknown owner keeps its run").isFalse();
@@ -162,6 +176,8 @@ class SessionStartTimeRecheckTest {
         assertThat(s.isClosed()).as("a proven death closes the owner").isTrue();
         assertThat(s.closeReason()).isEqualTo("host process " + host.pid() + " exited");
         assertThat(registry.find(s.id())).isEmpty();
+        assertThat(registry.ownerOf("run-1")).as("its lease released").isEmpty();
+        assertThat(authority.outstandingLeases()).isZero();
     }
 
     @Test

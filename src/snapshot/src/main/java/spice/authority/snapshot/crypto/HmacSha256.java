@@ -33,7 +33,10 @@ public final class HmacSha256 implements AutoCloseable {
         this(key.unsafeBytes());
     }
 
-    /** Keyed with raw bytes (up to 64; longer keys are hashed first, per RFC 2104). */
+    /**
+     * Keyed with raw bytes (up to 64; longer keys are hashed first, per RFC 2104). Package-private:
+     * outside this package a MAC is made only from a {@link SecretKeyBytes}, never from loose bytes.
+     */
     HmacSha256(byte[] rawKey) {
         byte[] k = rawKey.length > BLOCK ? sha256().digest(rawKey) : rawKey;
         for (int i = 0; i < BLOCK; i++) {
@@ -44,14 +47,6 @@ public final class HmacSha256 implements AutoCloseable {
         if (k != rawKey) {
             Arrays.fill(k, (byte) 0);
         }
-    }
-
-    /**
-     * For tests with RFC 4231 vectors, whose keys are not 32 bytes long. Package-private: outside
-     * this package a MAC is made only from a {@link SecretKeyBytes}, never from loose key bytes.
-     */
-    static HmacSha256 ofRawKeyForTesting(byte[] key) {
-        return new HmacSha256(key);
     }
 
     /** A fresh SHA-256 digest. */
