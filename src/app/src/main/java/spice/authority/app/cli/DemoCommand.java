@@ -12,18 +12,17 @@ import spice.authority.app.demo.Demo;
 @Command(name = "demo",
         mixinStandardHelpOptions = true,
         description = {
-            "Runs a scripted agent in real host processes, kills one with SIGKILL and shows how its run is recovered.",
+            "Run a scripted agent in real host processes, kill one with SIGKILL and show how its run is recovered.",
             "",
-            "Scenario 'suspended' (the default): host A runs turns 1-2, suspends at the turn",
-            "boundary, stores the signed envelope and is killed; host B, a new process,",
-            "imports it, resumes at last_sequence+1 (no second RunStarted), runs turns 3-4 and",
-            "completes the run.",
-            "Scenario 'in-flight': host A is killed while a mutating tool call is in flight;",
-            "B's import is refused, the tool is not run again, and the operator abandons the run.",
+            "Scenario 'suspended' (the default): host A runs turns 1-2, suspends at the turn boundary, stores the "
+                    + "signed envelope and is killed; host B, a new process, imports it, resumes at last_sequence+1 "
+                    + "(no second RunStarted), runs turns 3-4 and completes the run.",
             "",
-            "With no --socket it starts its own helper on a new temporary directory and removes",
-            "the helper, the hosts and the directory at the end. The model and tools are",
-            "deterministic and local (no network)."
+            "Scenario 'in-flight': host A is killed while a mutating tool call is in flight; B's import is refused, "
+                    + "the tool is not run again, and the operator abandons the run.",
+            "",
+            "With no --socket it starts its own helper on a new temporary directory and removes the helper, the hosts "
+                    + "and the directory at the end. The model and tools are deterministic and local (no network)."
         },
         footerHeading = "%nExit codes:%n",
         footer = {
