@@ -348,6 +348,21 @@ class HostEngineIT {
         assertThat(run.phase()).isEqualTo(Run.Phase.SUSPENDED);
     }
 
+    @Test
+    void start_refusedByHelper_isNotUncertain_andDoesNotBurnTheRunId() throws Exception {
+        Authority first = authority();
+        first.start("run-taken");
+        StaticToolPlan plan = StaticToolPlan.named(ScriptedAgent.PLAN_ID, tools(ledger));
+        Engine engine = engine(authority(), plan);
+        for (int attempt = 0; attempt < 2; attempt++) {
+            assertThatThrownBy(() -> engine.start("run-taken", ScriptedAgent.DEFINITION, "hello"))
+                    .isInstanceOfSatisfying(spice.authority.host.engine.AuthorityFailedException.class,
+                            e -> assertThat(e.uncertain()).isFalse());
+        }
+        assertThat(plan.liveLeases()).isZero();
+        assertThat(engine.run("run-taken")).isNull();
+    }
+
     @FunctionalInterface
     private interface ThrowingCall {
         void call() throws Exception;

@@ -169,6 +169,9 @@ public final class Engine implements AutoCloseable {
             try {
                 authority.start(runId);
             } catch (IOException e) {
+                if (!Authority.outcomeUnknown(e)) {
+                    forgetRunId(runId); // provably not started: the ID may be used again
+                }
                 throw new AuthorityFailedException("the helper did not start run " + runId, e);
             }
             Run run = new Run(this, runId, definition, 1, List.of(), 0, List.of());
@@ -192,6 +195,10 @@ public final class Engine implements AutoCloseable {
             throw new ImportRefusedException(ImportRefusedException.Reason.ALREADY_IMPORTED,
                     "run " + runId + " was already started or imported by this engine", null);
         }
+    }
+
+    private synchronized void forgetRunId(String runId) {
+        seenRunIds.remove(runId);
     }
 
     private synchronized boolean seen(String runId) {
