@@ -25,6 +25,7 @@ import spice.authority.host.engine.Engine;
 import spice.authority.host.engine.EngineIdentity;
 import spice.authority.host.engine.Event;
 import spice.authority.host.engine.ExportRefusedException;
+import spice.authority.host.engine.ForwardingAuthority;
 import spice.authority.host.engine.ImportRefusedException;
 import spice.authority.host.engine.ImportUncertainException;
 import spice.authority.host.engine.Model;
@@ -103,17 +104,7 @@ class HostEngineIT {
         ToolDefinition d = t.definition();
         ToolDefinition changed = new ToolDefinition(d.name(), d.description(), schema.getBytes(StandardCharsets.UTF_8),
                 d.effect(), d.replaySafety(), d.capabilities());
-        return new Tool() {
-            @Override
-            public ToolDefinition definition() {
-                return changed;
-            }
-
-            @Override
-            public JsonValue call(String runId, String callId, JsonValue arguments) throws Exception {
-                return t.call(runId, callId, arguments);
-            }
-        };
+        return Tool.of(changed, t::call);
     }
 
     // ---- the recorded plan is leased and the plan identity recomputed ----------------------------
@@ -237,7 +228,7 @@ class HostEngineIT {
         AtomicReference<Engine> engineRef = new AtomicReference<>();
         List<String> order = new ArrayList<>();
         // A fake door: the helper activates, but the answer is lost on the way back.
-        Authority lossy = new Delegating(real) {
+        Authority lossy = new ForwardingAuthority(real) {
             @Override
             public void activate(ImportView tx) throws IOException {
                 super.activate(tx);
@@ -366,54 +357,5 @@ class HostEngineIT {
     @FunctionalInterface
     private interface ThrowingCall {
         void call() throws Exception;
-    }
-
-    /** A fake door that forwards to the real one; tests override single calls. */
-    private static class Delegating implements Authority {
-        private final Authority inner;
-
-        Delegating(Authority inner) {
-            this.inner = inner;
-        }
-
-        @Override
-        public void start(String runId) throws IOException {
-            inner.start(runId);
-        }
-
-        @Override
-        public byte[] sign(String runId, byte[] payload) throws IOException {
-            return inner.sign(runId, payload);
-        }
-
-        @Override
-        public void resume(String runId) throws IOException {
-            inner.resume(runId);
-        }
-
-        @Override
-        public void release(String runId) throws IOException {
-            inner.release(runId);
-        }
-
-        @Override
-        public ImportView prepareImport(byte[] envelope) throws IOException {
-            return inner.prepareImport(envelope);
-        }
-
-        @Override
-        public void consume(ImportView tx) throws IOException {
-            inner.consume(tx);
-        }
-
-        @Override
-        public void activate(ImportView tx) throws IOException {
-            inner.activate(tx);
-        }
-
-        @Override
-        public void abortImport(ImportView tx) throws IOException {
-            inner.abortImport(tx);
-        }
     }
 }

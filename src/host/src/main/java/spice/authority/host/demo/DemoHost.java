@@ -16,6 +16,7 @@ import spice.authority.host.Session;
 import spice.authority.host.engine.Authority;
 import spice.authority.host.engine.Engine;
 import spice.authority.host.engine.EngineException;
+import spice.authority.host.engine.ForwardingAuthority;
 import spice.authority.host.engine.Event;
 import spice.authority.host.engine.ImportRefusedException;
 import spice.authority.host.engine.ImportUncertainException;
@@ -167,53 +168,16 @@ public final class DemoHost {
     }
 
     /** Prints ImportPrepared once the helper verified the envelope and locked the run. */
-    private final class Announcing implements Authority {
-        private final Authority inner;
-
+    private final class Announcing extends ForwardingAuthority {
         Announcing(Authority inner) {
-            this.inner = inner;
-        }
-
-        @Override
-        public void start(String runId) throws IOException {
-            inner.start(runId);
-        }
-
-        @Override
-        public byte[] sign(String runId, byte[] payload) throws IOException {
-            return inner.sign(runId, payload);
-        }
-
-        @Override
-        public void resume(String runId) throws IOException {
-            inner.resume(runId);
-        }
-
-        @Override
-        public void release(String runId) throws IOException {
-            inner.release(runId);
+            super(inner);
         }
 
         @Override
         public ImportView prepareImport(byte[] envelope) throws IOException {
-            ImportView tx = inner.prepareImport(envelope);
+            ImportView tx = super.prepareImport(envelope);
             emit(JsonLine.of(proc, pid, "ImportPrepared").put("run_id", tx.runId()).put("seq", tx.lastSequence()));
             return tx;
-        }
-
-        @Override
-        public void consume(ImportView tx) throws IOException {
-            inner.consume(tx);
-        }
-
-        @Override
-        public void activate(ImportView tx) throws IOException {
-            inner.activate(tx);
-        }
-
-        @Override
-        public void abortImport(ImportView tx) throws IOException {
-            inner.abortImport(tx);
         }
     }
 

@@ -73,17 +73,7 @@ public final class ScriptedAgent {
         ToolDefinition d = new ToolDefinition("read_notes", "Reads the notes on a topic.",
                 "{\"type\":\"object\",\"properties\":{\"topic\":{\"type\":\"string\"}}}".getBytes(StandardCharsets.UTF_8),
                 Effect.READ_ONLY, ReplaySafety.SAFE, List.of(Capability.FILESYSTEM_READ));
-        return new Tool() {
-            @Override
-            public ToolDefinition definition() {
-                return d;
-            }
-
-            @Override
-            public JsonValue call(String runId, String callId, JsonValue arguments) {
-                return JsonValue.of("{\"notes\":\"nothing new\"}");
-            }
-        };
+        return Tool.of(d, (runId, callId, arguments) -> JsonValue.of("{\"notes\":\"nothing new\"}"));
     }
 
     /**
@@ -95,23 +85,15 @@ public final class ScriptedAgent {
         ToolDefinition d = new ToolDefinition("append_ledger", "Appends one entry to the ledger.",
                 "{\"type\":\"object\",\"properties\":{\"entry\":{\"type\":\"string\"}}}".getBytes(StandardCharsets.UTF_8),
                 Effect.MUTATING, ReplaySafety.UNSAFE, List.of(Capability.FILESYSTEM_WRITE));
-        return new Tool() {
-            @Override
-            public ToolDefinition definition() {
-                return d;
+        return Tool.of(d, (runId, callId, arguments) -> {
+            append(ledger, runId + " " + callId + "\n");
+            if (callId.equals(hangInCall)) {
+                // The side effect is done but its answer never comes: in flight until the
+                // process is killed.
+                new CountDownLatch(1).await();
             }
-
-            @Override
-            public JsonValue call(String runId, String callId, JsonValue arguments) throws Exception {
-                append(ledger, runId + " " + callId + "\n");
-                if (callId.equals(hangInCall)) {
-                    // The side effect is done but its answer never comes: in flight until the
-                    // process is killed.
-                    new CountDownLatch(1).await();
-                }
-                return JsonValue.of("{\"appended\":true}");
-            }
-        };
+            return JsonValue.of("{\"appended\":true}");
+        });
     }
 
     static void append(Path file, String line) throws IOException {

@@ -14,17 +14,7 @@ class StaticToolPlanTest {
     private static Tool tool(String name, String schema) {
         ToolDefinition d = new ToolDefinition(name, "A tool.", schema.getBytes(StandardCharsets.UTF_8),
                 ToolDefinition.Effect.READ_ONLY, ToolDefinition.ReplaySafety.SAFE, List.of());
-        return new Tool() {
-            @Override
-            public ToolDefinition definition() {
-                return d;
-            }
-
-            @Override
-            public JsonValue call(String runId, String callId, JsonValue arguments) {
-                return JsonValue.of("{}");
-            }
-        };
+        return Tool.of(d, (runId, callId, arguments) -> JsonValue.of("{}"));
     }
 
     @Test
