@@ -23,12 +23,13 @@ import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.logging.Logger;
-import spice.authority.app.cli.InspectView;
-import spice.authority.app.serve.ServeContext;
+import spice.authority.app.view.InspectView;
+import spice.authority.app.runtime.ServeContext;
 import spice.authority.app.session.ImportTx;
 import spice.authority.app.session.Session;
 import spice.authority.app.session.SessionRegistry;
 import spice.authority.app.text.LogText;
+import spice.authority.app.view.JsonTree;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.Cancellation;
@@ -60,7 +61,7 @@ public class ApiResources {
     Metrics metrics;
 
     @Inject
-    spice.authority.app.serve.HelperConfig config;
+    spice.authority.app.runtime.HelperConfig config;
 
     @Inject
     ServeContext serve;
@@ -446,6 +447,6 @@ public class ApiResources {
             throw ApiException.invalidRequest(e.getMessage());
         }
         InspectView.Result v = InspectView.of(env, json ? "protobuf JSON mapping" : "binary protobuf", null);
-        return Response.ok(Json.pretty(v.view()), MediaType.APPLICATION_JSON).build();
+        return Response.ok(JsonTree.pretty(v.view()), MediaType.APPLICATION_JSON).build();
     }
 }

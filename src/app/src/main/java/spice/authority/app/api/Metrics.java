@@ -80,7 +80,7 @@ public class Metrics implements SessionMetrics {
 
     /** What {@code serve} prepared, for the swept-temp-file gauge; absent in tests that build a Metrics. */
     @Inject
-    spice.authority.app.serve.ServeContext serve;
+    spice.authority.app.runtime.ServeContext serve;
 
     public Metrics() {}
 
@@ -146,7 +146,7 @@ public class Metrics implements SessionMetrics {
                     line(out, f.metric, "", Long.toString(active.get()));
                 }
                 case TEMP_SWEPT -> {
-                    spice.authority.app.serve.ServeContext ctx = serve;
+                    spice.authority.app.runtime.ServeContext ctx = serve;
                     if (ctx != null && ctx.authority() != null) {
                         header(out, f);
                         line(out, f.metric, "", Integer.toString(ctx.authority().sweptTempFiles()));

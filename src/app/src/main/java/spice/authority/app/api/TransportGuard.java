@@ -14,8 +14,8 @@ import jakarta.inject.Inject;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.OptionalLong;
-import spice.authority.app.serve.RequestGate;
-import spice.authority.app.serve.ServeContext;
+import spice.authority.app.runtime.RequestGate;
+import spice.authority.app.runtime.ServeContext;
 
 /**
  * The first filter on every request (API and {@code /q/*}): refuses new work while draining, then
@@ -111,7 +111,7 @@ public class TransportGuard {
     }
 
     @Inject
-    spice.authority.app.serve.HelperConfig config;
+    spice.authority.app.runtime.HelperConfig config;
 
     @Inject
     spice.authority.app.session.Quotas quotas;

@@ -10,6 +10,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
+import spice.authority.app.command.ExitCodes;
 import spice.authority.snapshot.payload.PayloadRejectedException;
 import spice.authority.snapshot.payload.PayloadRule;
 import spice.authority.snapshot.payload.Snapshot;
@@ -90,7 +91,7 @@ public final class SnapshotValidateCommand implements java.util.concurrent.Calla
             out.println();
             out.flush();
         }
-        return allOk ? Cli.OK : Cli.REFUSED;
+        return allOk ? ExitCodes.OK : ExitCodes.REFUSED;
     }
 
     private record Verdict(boolean ok, String verdict, Snapshot snapshot, PayloadRule rule, String reason, String location) {}
