@@ -12,8 +12,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "install",
         mixinStandardHelpOptions = true,
         description = {
-            "Install the app-image for this user and register the helper to start at login:",
-            "Linux: $XDG_DATA_HOME/spice-authority/VERSION (default ~/.local/share), a link",
+            "Install the app-image for this user and start the helper at every login.",
+            "Where: Linux: $XDG_DATA_HOME/spice-authority/VERSION (default ~/.local/share), a link",
             "~/.local/bin/spice-authority, and the systemd user unit spice-authority.service;",
             "macOS: ~/Library/Application Support/spice-authority and a launchd agent;",
             "Windows: %%LOCALAPPDATA%%\\Programs\\spice-authority and a scheduled task at logon.",
