@@ -274,13 +274,13 @@ public class ApiResources {
             return envelopeResponse(again, accept);
         }
         ActiveRun run = lease.get();
-        Envelope env = counted(snapshot.status().isTerminal() ? "sign_terminal" : "sign_suspended",
+        ActiveRun.Sealed sealed = counted(snapshot.status().isTerminal() ? "sign_terminal" : "sign_suspended",
                 () -> run.seal(snapshot, Cancellation.none()));
-        if (run.isClosed()) {
+        if (sealed.leaseEnded()) {
             sessions.forget(s, runId); // terminal: the lease ended with the tombstone
         }
         LOG.infof("run %s signed %s at sequence %s", LogText.of(runId), snapshot.status().wire(), Long.toUnsignedString(snapshot.lastSequence()));
-        return envelopeResponse(env, accept);
+        return envelopeResponse(sealed.envelope(), accept);
     }
 
     static Response envelopeResponse(Envelope env, String accept) {
