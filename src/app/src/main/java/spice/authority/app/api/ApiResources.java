@@ -26,6 +26,7 @@ import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.logging.Logger;
+import spice.authority.app.runtime.HelperConfig;
 import spice.authority.app.view.InspectView;
 import spice.authority.app.runtime.ServeContext;
 import spice.authority.app.session.ImportTx;
@@ -68,7 +69,7 @@ public class ApiResources {
     Metrics metrics;
 
     @Inject
-    spice.authority.app.runtime.HelperConfig config;
+    HelperConfig config;
 
     @Inject
     ServeContext serve;

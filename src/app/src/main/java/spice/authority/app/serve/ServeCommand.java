@@ -13,7 +13,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import spice.authority.app.command.EndpointDefaults;
 import spice.authority.app.command.ExitCodes;
+import spice.authority.app.command.LoopbackEndpoint;
 import spice.authority.app.runtime.ServeContext;
 import spice.authority.app.runtime.ServeContextProducer;
 import spice.authority.core.AuthorityException;
@@ -217,8 +219,8 @@ public final class ServeCommand implements Callable<Integer> {
             byte[] token = null;
             String tokenName = null;
             if (listen != null) {
-                spice.authority.app.command.LoopbackEndpoint hp = loopback(listen);
-                String tf = tokenFile != null ? tokenFile : defaultEndpointDir(euid) + "/" + spice.authority.app.command.EndpointDefaults.TOKEN_NAME;
+                LoopbackEndpoint hp = loopback(listen);
+                String tf = tokenFile != null ? tokenFile : defaultEndpointDir(euid) + "/" + EndpointDefaults.TOKEN_NAME;
                 Path tokenPath = Path.of(tf);
                 endpointDir = open(provider, parentOf(tf));
                 requireApart(dir, endpointDir, tf);
@@ -231,7 +233,7 @@ public final class ServeCommand implements Callable<Integer> {
                 }
                 endpoint = new ServeContext.Endpoint.Tcp(hp.host(), hp.port(), tf);
             } else {
-                String sock = socket != null ? socket : defaultEndpointDir(euid) + "/" + spice.authority.app.command.EndpointDefaults.SOCKET_NAME;
+                String sock = socket != null ? socket : defaultEndpointDir(euid) + "/" + EndpointDefaults.SOCKET_NAME;
                 if (!sock.startsWith("/")) {
                     throw new Refusal(sock + ": NAME (the socket path must be absolute)");
                 }
@@ -372,15 +374,15 @@ public final class ServeCommand implements Callable<Integer> {
         return path.substring(0, slash);
     }
 
-    /** The shared default (see {@link spice.authority.app.command.EndpointDefaults}); our uid is known here. */
+    /** The shared default (see {@link EndpointDefaults}); our uid is known here. */
     static String defaultEndpointDir(long uid) {
-        return spice.authority.app.command.EndpointDefaults.directory(System.getenv("XDG_RUNTIME_DIR"), uid);
+        return EndpointDefaults.directory(System.getenv("XDG_RUNTIME_DIR"), uid);
     }
 
     /** {@code --listen}, as a refusal when it is not a loopback literal with a port (0: any free one). */
-    private static spice.authority.app.command.LoopbackEndpoint loopback(String s) throws Refusal {
+    private static LoopbackEndpoint loopback(String s) throws Refusal {
         try {
-            return spice.authority.app.command.LoopbackEndpoint.parse(s, 0);
+            return LoopbackEndpoint.parse(s, 0);
         } catch (IllegalArgumentException e) {
             throw new Refusal(e.getMessage());
         }
