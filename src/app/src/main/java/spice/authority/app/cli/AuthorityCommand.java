@@ -26,10 +26,10 @@ import spice.authority.os.UnsupportedPlatformException;
         mixinStandardHelpOptions = true,
         description = {
             "Create or check the per-user authority directory.",
-            "The directory holds the authority's identity (scope ID and HMAC key) and the signed run",
-            "records. Every component of the path is walked without following symbolic links;",
-            "ancestors must be owned by root or you and not writable by others unless sticky; the",
-            "directory itself must be yours, mode 0700."
+            "The directory holds the authority's identity (scope ID and HMAC key) and the",
+            "signed run records. Every component of the path is walked without following",
+            "symbolic links; ancestors must be owned by root or you and not writable by",
+            "others unless sticky; the directory itself must be yours, mode 0700."
         },
         commandListHeading = "%nCommands:%n",
         footerHeading = "%nExamples:%n",
@@ -130,9 +130,9 @@ public final class AuthorityCommand implements Runnable {
             mixinStandardHelpOptions = true,
             description = {
                 "Create the authority directory if absent, then validate it.",
-                "A new directory gets mode exactly 0700, whatever the umask, and the authority identity",
-                "is created once. An existing directory is only validated: it is never chmodded or",
-                "chowned."
+                "A new directory gets mode exactly 0700, whatever the umask, and the authority",
+                "identity is created once. An existing directory is only validated: it is never",
+                "chmodded or chowned."
             },
             footerHeading = "%nExit codes:%n",
             footer = {"  0  ready", "  1  refused: one line names the offending path component and why", "  2  usage error",
@@ -182,8 +182,8 @@ public final class AuthorityCommand implements Runnable {
             mixinStandardHelpOptions = true,
             description = {
                 "Validate the authority directory without changing anything.",
-                "Checks the directory and its identity file; never creates, chmods or writes (not",
-                "even a lock file)."
+                "Checks the directory and its identity file; never creates, chmods or writes",
+                "(not even a lock file)."
             },
             footerHeading = "%nExit codes:%n",
             footer = {"  0  valid", "  1  refused: one line names the offending path component and why", "  2  usage error",

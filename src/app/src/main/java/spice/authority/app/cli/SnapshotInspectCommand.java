@@ -18,10 +18,10 @@ import spice.authority.snapshot.payload.Snapshot;
         mixinStandardHelpOptions = true,
         description = {
             "Show a signed SnapshotEnvelope as readable JSON.",
-            "Shows the envelope fields, the digest check, the claim's shape, and a summary of the",
-            "decoded payload (counts, identities; no conversation text). Accepts the binary",
-            "protobuf encoding or the protobuf JSON mapping.",
-            "It never says the claim is authentic: that needs the authority's key."
+            "Shows the envelope fields, the digest check, the claim's shape, and a summary",
+            "of the decoded payload (counts, identities; no conversation text). Accepts the",
+            "binary protobuf encoding or the protobuf JSON mapping. It never says the claim",
+            "is authentic: that needs the authority's key."
         },
         footerHeading = "%nExit codes:%n",
         footer = {

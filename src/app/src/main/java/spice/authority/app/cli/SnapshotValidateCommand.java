@@ -19,9 +19,10 @@ import spice.authority.snapshot.payload.Snapshot;
         mixinStandardHelpOptions = true,
         description = {
             "Validate v1alpha2 snapshot payloads (the JSON a host sends to be signed).",
-            "Applies every rule of the format (wire-format.md b.3-b.6) and requires canonical bytes:",
-            "a payload must be byte-identical to what the reference encoder emits for it.",
-            "Prints one line per file: 'FILE: OK <run_id> <status>' or 'FILE: REJECTED <rule> <reason>'."
+            "Applies every rule of the format (wire-format.md b.3-b.6) and requires",
+            "canonical bytes: a payload must be byte-identical to what the reference encoder",
+            "emits for it. Prints one line per file:",
+            "'FILE: OK <run_id> <status>' or 'FILE: REJECTED <rule> <reason>'."
         },
         footerHeading = "%nExit codes:%n",
         footer = {

@@ -16,9 +16,9 @@ import spice.authority.host.WithJson;
         mixinStandardHelpOptions = true,
         description = {
             "Show the running helper's state; never shows secrets.",
-            "Asks the helper for its endpoint, authority state, scope ID, key generation, open",
-            "sessions, owned runs, import transactions, leases, and runs counted by phase.",
-            "Talks to the helper; opens no listener."
+            "Asks the helper for its endpoint, authority state, scope ID, key generation,",
+            "open sessions, owned runs, import transactions, leases, and runs counted by",
+            "phase. Talks to the helper; opens no listener."
         },
         footerHeading = "%nExit codes:%n",
         footer = {

@@ -11,9 +11,9 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = {
             "Stop and unregister the helper, then remove what 'install --user' wrote.",
-            "Removes exactly the files listed in its manifest, and the directories it created when",
-            "they are empty. Never removes the authority directory or anything else. A listed file",
-            "changed since install is refused."
+            "Removes exactly the files listed in its manifest, and the directories it",
+            "created when they are empty. Never removes the authority directory or anything",
+            "else. A listed file changed since install is refused."
         },
         footerHeading = "%nExit codes:%n",
         footer = {

@@ -34,10 +34,10 @@ import spice.authority.os.UnsupportedPlatformException;
         mixinStandardHelpOptions = true,
         description = {
             "Run the helper: serve the HTTP API for the hosts of this user.",
-            "Opens the authority directory, takes the single-instance lock, then serves the API on",
-            "a Unix socket in a 0700 endpoint directory (default), or on loopback TCP with a bearer",
-            "token. Prints one line 'listening on unix:PATH' (or 'listening on http://HOST:PORT')",
-            "once it accepts requests. SIGTERM drains and exits 0."
+            "Opens the authority directory, takes the single-instance lock, then serves the",
+            "API on a Unix socket in a 0700 endpoint directory (default), or on loopback TCP",
+            "with a bearer token. Prints one line 'listening on unix:PATH' (or 'listening on",
+            "http://HOST:PORT') once it accepts requests. SIGTERM drains and exits 0."
         },
         footerHeading = "%nExit codes:%n",
         footer = {

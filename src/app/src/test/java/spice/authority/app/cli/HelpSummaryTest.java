@@ -48,16 +48,25 @@ class HelpSummaryTest {
     }
 
     @Test
-    void help_everyCommandsOwnDescription_opensWithAWholeSentence() {
+    void help_everyCommandsOwnDescription_opensWithAWholeSentence_andNoLineIsWrapped() {
         List<String> wrong = new ArrayList<>();
         for (CommandLine c : allCommands(Cli.commandLine())) {
             String[] description = c.getCommandSpec().usageMessage().description();
-            String usage = c.getUsageMessage(CommandLine.Help.Ansi.OFF);
-            if (description.length == 0 || !isSentence(description[0].strip()) || !usage.contains(description[0])) {
-                wrong.add(c.getCommandSpec().qualifiedName() + ": " + (description.length == 0 ? "(none)" : description[0]));
+            List<String> rendered = List.of(c.getUsageMessage(CommandLine.Help.Ansi.OFF).split("\n"));
+            String name = c.getCommandSpec().qualifiedName();
+            if (description.length == 0 || !isSentence(description[0].strip())) {
+                wrong.add(name + " opens with: " + (description.length == 0 ? "(none)" : description[0]));
+            }
+            // Each line of the description is rendered as written: none is longer than the usage
+            // width, so none is broken in two.
+            for (String line : description) {
+                String shown = String.format(line);
+                if (!rendered.contains(shown)) {
+                    wrong.add(name + " wraps: " + shown);
+                }
             }
         }
-        assertThat(wrong).as("commands whose description does not open with a whole sentence").isEmpty();
+        assertThat(wrong).as("descriptions that do not open with a whole sentence, or whose lines wrap").isEmpty();
     }
 
     @Test
