@@ -7,22 +7,27 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import spice.authority.app.command.ExitCodes;
 import spice.authority.app.demo.Demo;
 
 @Command(name = "demo",
         mixinStandardHelpOptions = true,
         description = {
-            "Run a scripted agent in real host processes, kill one with SIGKILL and show how its run is recovered.",
+            "Run an agent in two host processes: kill one, resume its run in the other.",
+            "A scripted agent (deterministic model, two local tools, no network) runs on the",
+            "reference host engine in real host processes against a helper.",
             "",
-            "Scenario 'suspended' (the default): host A runs turns 1-2, suspends at the turn boundary, stores the "
-                    + "signed envelope and is killed; host B, a new process, imports it, resumes at last_sequence+1 "
-                    + "(no second RunStarted), runs turns 3-4 and completes the run.",
+            "Scenario 'suspended' (the default): host A runs turns 1-2, suspends at the turn",
+            "boundary, stores the signed envelope and is killed with SIGKILL; host B, a new",
+            "process, imports it, resumes at last_sequence+1 (no second RunStarted), runs",
+            "turns 3-4 and completes the run.",
             "",
-            "Scenario 'in-flight': host A is killed while a mutating tool call is in flight; B's import is refused, "
-                    + "the tool is not run again, and the operator abandons the run.",
+            "Scenario 'in-flight': host A is killed while a mutating tool call is in flight;",
+            "B's import is refused, the tool is not run again, and the operator abandons the",
+            "run.",
             "",
-            "With no --socket it starts its own helper on a new temporary directory and removes the helper, the hosts "
-                    + "and the directory at the end. The model and tools are deterministic and local (no network)."
+            "With no --socket it starts its own helper on a new temporary directory and",
+            "removes the helper, the hosts and the directory at the end."
         },
         footerHeading = "%nExit codes:%n",
         footer = {
@@ -58,9 +63,9 @@ public final class DemoCommand implements Callable<Integer> {
             PrintWriter err = spec.commandLine().getErr();
             err.println("spice-authority demo: " + e.getMessage());
             err.flush();
-            return Cli.USAGE;
+            return ExitCodes.USAGE;
         }
         boolean ok = new Demo(s, socket, json, spec.commandLine().getOut()).run();
-        return ok ? Cli.OK : Cli.REFUSED;
+        return ok ? ExitCodes.OK : ExitCodes.REFUSED;
     }
 }

@@ -8,8 +8,9 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = VersionProvider.class,
         description = {
-            "The per-user run authority for AI-agent hosts (RFC 0007, spice-agent snapshot format v1alpha2).",
-            "'serve' runs the helper's local HTTP API; the other commands work offline or talk to it."
+            "The per-user run authority for AI-agent hosts (RFC 0007).",
+            "It speaks spice-agent's snapshot format v1alpha2. 'serve' runs the helper's",
+            "local HTTP API; the other commands work offline or talk to it."
         },
         commandListHeading = "%nCommands:%n",
         footerHeading = "%nExit codes:%n",
