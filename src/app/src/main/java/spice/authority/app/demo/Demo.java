@@ -64,8 +64,11 @@ public final class Demo {
     private final Scenario scenario;
     private final Path socket;
     private final Output out;
-    private final List<String> failures = new ArrayList<>();
-    private final List<Process> processes = new ArrayList<>();
+    private final List<String> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+    private final List<Process> processes = java.util.Collections.synchronizedList(new ArrayList<>());
+    private Path tmp;
+    private Process helper;
+    private long killToResumeMs = -1;
 
     public Demo(Scenario scenario, Path socket, boolean json, PrintWriter writer) {
         this.scenario = scenario;
@@ -73,115 +76,171 @@ public final class Demo {
         this.out = new Output(writer, json);
     }
 
-    /** Runs the scenario; true when every check held. */
+    /** Runs the scenario; true when every check held. The last line is printed after the clean-up. */
     public boolean run() {
         long demoPid = ProcessHandle.current().pid();
-        Path tmp = null;
-        Process helper = null;
-        long killToResumeMs = -1;
-        String runId = "demo-" + scenario.label + "-" + HexFormat.of().formatHex(new SecureRandom().generateSeed(4));
+        String runId = "demo-" + scenario.label + "-" + hex4();
+        Thread onSignal = Thread.ofPlatform().unstarted(this::cleanUp); // Ctrl-C, SIGTERM
+        Runtime.getRuntime().addShutdownHook(onSignal);
         try {
             tmp = Files.createTempDirectory("spice-authority-demo-", PosixFilePermissions.asFileAttribute(
                     PosixFilePermissions.fromString("rwx------")));
-            Path sock = socket;
-            if (sock == null) {
-                sock = tmp.resolve("authority.sock");
-                helper = startHelper(tmp.resolve("authority"), sock);
-                out.note("demo", demoPid, "started its own helper (pid " + helper.pid() + ") on " + tmp);
-            } else {
-                out.note("demo", demoPid, "using the helper on " + sock);
-            }
-            AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).build();
-            Path envelope = tmp.resolve("envelope.pb");
-            Path ledger = tmp.resolve("ledger.txt");
-            out.note("demo", demoPid, "run " + runId + ": host A runs the scripted agent (4 turns, 2 tools)");
-
-            // Host A: runs, suspends, and is killed.
-            Host a = Host.start("A", role(), sock, runId, envelope, ledger, processes);
-            Predicate<Map<String, Object>> killPoint = scenario == Scenario.SUSPENDED
-                    ? l -> "RunSuspended".equals(l.get("event"))
-                    : l -> "ToolCallStarted".equals(l.get("event")) && "append_ledger".equals(l.get("tool"))
-                            && Long.valueOf(2).equals(l.get("turn"));
-            Map<String, Object> last = a.relayUntil(out, killPoint);
-            if (last == null) {
-                failures.add("host A ended before the kill point: " + a.stderrTail());
-                return finish(demoPid, runId, killToResumeMs);
-            }
-            long suspendedSeq = scenario == Scenario.SUSPENDED ? (Long) last.get("seq") : a.lastSuspendedSeq;
-            if (scenario == Scenario.IN_FLIGHT) {
-                // Kill once the call's side effect is on disk and its answer is still to come.
-                awaitLedgerLine(ledger, runId + " t2-write");
-            }
-            a.process.destroyForcibly(); // SIGKILL
-            long killedAt = System.nanoTime();
-            a.process.waitFor(STEP_TIMEOUT_S, TimeUnit.SECONDS);
-            out.line(JsonLine.of("A", a.process.pid(), "Killed").put("signal", "SIGKILL").put("run_id", runId)
-                    .put("exit_code", a.process.isAlive() ? null : a.process.exitValue()));
-
-            // Host B: a new process imports the stored envelope.
-            out.note("demo", demoPid, "host B, a new process, imports the stored envelope");
-            Host b = Host.start("B", "import", sock, runId, envelope, ledger, processes);
-            boolean sawRunStarted = false;
-            Long resumedSeq = null;
-            String refusedCode = null;
-            Map<String, Object> l;
-            while ((l = b.next()) != null) {
-                out.relay(l);
-                String ev = (String) l.get("event");
-                switch (ev) {
-                    case "RunStarted" -> sawRunStarted = true;
-                    case "RunResumed" -> {
-                        resumedSeq = (Long) l.get("seq");
-                        killToResumeMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
-                    }
-                    case "ImportRefused" -> refusedCode = (String) l.get("code");
-                    case "HostFailed" -> failures.add("host B failed: " + l.get("error"));
-                    default -> { }
-                }
-            }
-            int bExit = b.waitExit();
-            List<String> ledgerLines = Files.exists(ledger) ? Files.readAllLines(ledger) : List.of();
-            checkLedgerOnce(ledgerLines);
-            if (sawRunStarted) {
-                failures.add("host B emitted a second RunStarted");
-            }
-            Session session = client.openSession();
-            try {
-                if (scenario == Scenario.SUSPENDED) {
-                    expect(bExit == 0, "host B exited " + bExit + ": " + b.stderrTail());
-                    expect(resumedSeq != null && resumedSeq == suspendedSeq + 1,
-                            "RunResumed at " + resumedSeq + ", expected last_sequence+1 = " + (suspendedSeq + 1));
-                    expect(ledgerLines.size() == 4, "the ledger has " + ledgerLines.size() + " entries, expected 4 (one per turn)");
-                    RunView v = client.run(runId);
-                    expect(v.phase().equals("COMPLETED"), "the helper shows run " + runId + " " + v.phase() + ", expected COMPLETED");
-                } else {
-                    expect(bExit == DemoHost.IMPORT_REFUSED && refusedCode != null,
-                            "host B's import was not refused (exit " + bExit + ")");
-                    expect(resumedSeq == null, "host B resumed a run whose tool call was in flight");
-                    expect(ledgerLines.size() == 2, "the ledger has " + ledgerLines.size()
-                            + " entries, expected 2 (turn 1's, and turn 2's in-flight call once)");
-                    out.note("demo", demoPid, "the run stays ACTIVE; the operator ends it: spice-authority runs abandon " + runId + " --yes");
-                    RunView v = client.abandon(session, runId);
-                    out.line(JsonLine.of("demo", demoPid, "RunAbandoned").put("run_id", runId).put("phase", v.phase())
-                            .put("run_generation", v.runGenerationText()));
-                    expect(v.phase().equals("CANCELLED"), "abandon left run " + runId + " " + v.phase());
-                }
-            } finally {
-                client.closeSession(session);
-            }
+            scenario(demoPid, runId);
         } catch (IOException | RuntimeException e) {
             failures.add(e.getClass().getSimpleName() + ": " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             failures.add("interrupted");
         } finally {
-            for (Process p : processes) {
-                p.destroyForcibly();
+            cleanUp();
+            try {
+                Runtime.getRuntime().removeShutdownHook(onSignal);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs anyway; cleanUp is idempotent
             }
-            stopHelper(helper);
-            deleteTree(tmp);
         }
         return finish(demoPid, runId, killToResumeMs);
+    }
+
+    private void scenario(long demoPid, String runId) throws IOException, InterruptedException {
+        Path sock = socket;
+        if (sock == null) {
+            sock = tmp.resolve("authority.sock");
+            helper = startHelper(tmp.resolve("authority"), sock);
+            out.note("demo", demoPid, "started its own helper (pid " + helper.pid() + ") on " + tmp);
+        } else {
+            out.note("demo", demoPid, "using the helper on " + sock);
+        }
+        AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).build();
+        Path envelope = tmp.resolve("envelope.pb");
+        Path ledger = tmp.resolve("ledger.txt");
+        out.note("demo", demoPid, "run " + runId + ": host A runs the scripted agent (4 turns, 2 tools)");
+
+        // Host A: runs, suspends, and is killed.
+        Host a = Host.start("A", role(), sock, runId, envelope, ledger, processes);
+        Predicate<Map<String, Object>> killPoint = scenario == Scenario.SUSPENDED
+                ? l -> "RunSuspended".equals(l.get("event"))
+                : l -> "ToolCallStarted".equals(l.get("event")) && "append_ledger".equals(l.get("tool"))
+                        && Long.valueOf(2).equals(l.get("turn"));
+        Map<String, Object> last = a.relayUntil(out, killPoint);
+        if (last == null) {
+            failures.add("host A ended before the kill point: " + a.stderrTail());
+            return;
+        }
+        long suspendedSeq = a.lastSuspendedSeq;
+        if (scenario == Scenario.IN_FLIGHT) {
+            // Kill once the call's side effect is on disk and its answer is still to come.
+            awaitLedgerLine(ledger, runId + " t2-write");
+        }
+        a.process.destroyForcibly(); // SIGKILL
+        long killedAt = System.nanoTime();
+        boolean ended = a.process.waitFor(STEP_TIMEOUT_S, TimeUnit.SECONDS);
+        Integer exit = ended ? a.process.exitValue() : null;
+        out.line(JsonLine.of("A", a.process.pid(), "Killed").put("signal", "SIGKILL").put("run_id", runId)
+                .put("exit_code", exit));
+        if (exit == null || exit != 128 + 9) {
+            failures.add("host A did not die of SIGKILL (exit " + exit + ")");
+            return;
+        }
+
+        // Host B: a new process imports the stored envelope.
+        out.note("demo", demoPid, "host B, a new process, imports the stored envelope");
+        Host b = Host.start("B", "import", sock, runId, envelope, ledger, processes);
+        boolean sawRunStarted = false;
+        Long resumedSeq = null;
+        String refusedCode = null;
+        Map<String, Object> l;
+        while ((l = b.next()) != null) {
+            out.relay(l);
+            String ev = (String) l.get("event");
+            switch (ev) {
+                case "RunStarted" -> sawRunStarted = true;
+                case "RunResumed" -> {
+                    resumedSeq = (Long) l.get("seq");
+                    killToResumeMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
+                }
+                case "ImportRefused" -> refusedCode = (String) l.get("code");
+                case "HostFailed" -> failures.add("host B failed: " + l.get("error"));
+                default -> { }
+            }
+        }
+        int bExit = b.waitExit();
+        List<String> ledgerLines = Files.exists(ledger) ? Files.readAllLines(ledger) : List.of();
+        checkLedgerOnce(ledgerLines);
+        if (sawRunStarted) {
+            failures.add("host B emitted a second RunStarted");
+        }
+        Session session = client.openSession();
+        try {
+            if (scenario == Scenario.SUSPENDED) {
+                expect(bExit == 0, "host B exited " + bExit + ": " + b.stderrTail());
+                expect(resumedSeq != null && resumedSeq == suspendedSeq + 1,
+                        "RunResumed at " + resumedSeq + ", expected last_sequence+1 = " + (suspendedSeq + 1));
+                expect(ledgerLines.size() == 4, "the ledger has " + ledgerLines.size() + " entries, expected 4 (one per turn)");
+                RunView v = client.run(runId);
+                expect(v.phase().equals("COMPLETED"), "the helper shows run " + runId + " " + v.phase() + ", expected COMPLETED");
+            } else {
+                // The helper's record is ACTIVE at a later generation than the envelope's claim:
+                // the one secret-safe verification failure, never busy (A is dead) or anything else.
+                expect(bExit == DemoHost.IMPORT_REFUSED && "verification_failed".equals(refusedCode),
+                        "host B's import was not refused by verification (exit " + bExit + ", code " + refusedCode + ")");
+                expect(resumedSeq == null, "host B resumed a run whose tool call was in flight");
+                expect(ledgerLines.size() == 2, "the ledger has " + ledgerLines.size()
+                        + " entries, expected 2 (turn 1's, and turn 2's in-flight call once)");
+                RunView before = client.run(runId);
+                expect(before.phase().equals("ACTIVE") && !before.owned(),
+                        "before the abandon the helper shows run " + runId + " " + before.phase()
+                                + (before.owned() ? " (owned)" : "") + ", expected ACTIVE and not owned");
+                out.note("demo", demoPid, "the run is " + before.phase() + " and not owned; the operator ends it: "
+                        + "spice-authority runs abandon " + runId + " --yes");
+                RunView v = client.abandon(session, runId);
+                out.line(JsonLine.of("demo", demoPid, "RunAbandoned").put("run_id", runId).put("phase", v.phase())
+                        .put("run_generation", v.runGenerationText()));
+                expect(v.phase().equals("CANCELLED"), "abandon left run " + runId + " " + v.phase());
+            }
+        } finally {
+            client.closeSession(session);
+        }
+    }
+
+    /** Kills and reaps every child, stops the helper, removes the directory; idempotent. */
+    private synchronized void cleanUp() {
+        List<Process> children;
+        synchronized (processes) {
+            children = new ArrayList<>(processes);
+        }
+        for (Process p : children) {
+            p.destroyForcibly();
+        }
+        for (Process p : children) {
+            try {
+                if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                    failures.add("host process " + p.pid() + " did not end");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        processes.clear();
+        if (helper != null) {
+            if (!stopHelper(helper)) {
+                failures.add("the demo's helper (pid " + helper.pid() + ") did not stop");
+            }
+            helper = null;
+        }
+        if (tmp != null) {
+            String problem = deleteTree(tmp);
+            if (problem != null) {
+                failures.add(problem);
+            }
+            tmp = null;
+        }
+    }
+
+    private static String hex4() {
+        byte[] b = new byte[4];
+        new SecureRandom().nextBytes(b);
+        return HexFormat.of().formatHex(b);
     }
 
     private String role() {
@@ -231,7 +290,8 @@ public final class Demo {
         List<String> cmd = List.of(HostLauncher.java().toString(), "-XX:+UseSerialGC", "-Xmx96m", "-Xss512k",
                 "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED", "-jar", HostLauncher.helperRunner().toString(),
                 "serve", "--authority-dir", authorityDir.toString(), "--socket", sock.toString());
-        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        Path log = tmp.resolve("helper.log");
+        Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
         processes.add(p);
         BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         BlockingQueue<String> first = new LinkedBlockingQueue<>();
@@ -249,38 +309,43 @@ public final class Demo {
         String line = first.poll(STEP_TIMEOUT_S, TimeUnit.SECONDS);
         if (line == null || !line.startsWith("listening on ")) {
             p.destroyForcibly();
-            throw new IOException("the demo's helper did not start (exit " + (p.isAlive() ? "none yet" : p.exitValue()) + ")");
+            p.waitFor(10, TimeUnit.SECONDS);
+            String tail = Files.exists(log) ? Files.readString(log).strip() : "";
+            tail = tail.substring(Math.max(0, tail.length() - 600));
+            throw new IOException("the demo's helper did not start (exit " + (p.isAlive() ? "none yet" : p.exitValue())
+                    + "): " + (tail.isEmpty() ? "no output" : tail));
         }
-        processes.remove(p);
+        synchronized (this) {
+            helper = p;
+            processes.remove(p);
+        }
         return p;
     }
 
-    private static void stopHelper(Process helper) {
-        if (helper == null) {
-            return;
-        }
+    private static boolean stopHelper(Process helper) {
         helper.destroy(); // SIGTERM: drains and releases the directory
         try {
-            if (!helper.waitFor(15, TimeUnit.SECONDS)) {
-                helper.destroyForcibly();
-                helper.waitFor(5, TimeUnit.SECONDS);
+            if (helper.waitFor(15, TimeUnit.SECONDS)) {
+                return true;
             }
+            helper.destroyForcibly();
+            helper.waitFor(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             helper.destroyForcibly();
             Thread.currentThread().interrupt();
         }
+        return false;
     }
 
-    private static void deleteTree(Path dir) {
-        if (dir == null) {
-            return;
-        }
+    /** Removes the demo's directory; a problem (null when none) names what was left. */
+    private static String deleteTree(Path dir) {
         try (var walk = Files.walk(dir)) {
             for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);
             }
-        } catch (IOException e) {
-            System.err.println("spice-authority demo: could not remove " + dir + ": " + e.getMessage());
+            return null;
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return "could not remove " + dir + ": " + e.getMessage();
         }
     }
 

@@ -36,8 +36,18 @@ class DemoIT {
         Path err = Files.createTempFile("demo-err", ".txt");
         try {
             Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
-            byte[] out = p.getInputStream().readAllBytes();
-            assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+            java.util.concurrent.CompletableFuture<byte[]> read = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return p.getInputStream().readAllBytes();
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new AssertionError("the demo did not end in 120 s");
+            }
+            byte[] out = read.get(10, TimeUnit.SECONDS);
             List<Map<String, Object>> lines = new ArrayList<>();
             for (String l : new String(out, StandardCharsets.UTF_8).split("\n")) {
                 if (!l.isBlank()) {
@@ -55,6 +65,12 @@ class DemoIT {
             return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("spice-authority-demo-"))
                     .collect(java.util.stream.Collectors.toSet());
         }
+    }
+
+    /** Processes of a demo still running: hosts, or a helper on a demo directory. */
+    private static List<String> demoProcesses() {
+        return ProcessHandle.allProcesses().map(h -> h.info().commandLine().orElse(""))
+                .filter(c -> c.contains("spice.authority.host.demo.DemoHost") || c.contains("spice-authority-demo-")).toList();
     }
 
     private static void everyLineWellFormed(Result r) {
@@ -83,7 +99,7 @@ class DemoIT {
         assertThat(r.lines.get(r.lines.size() - 1)).containsEntry("ok", true).containsKey("kill_to_resume_ms");
         long suspended = (Long) r.of("A", "RunSuspended").get(0).get("seq");
         Map<String, Object> killed = r.of("A", "Killed").get(0);
-        assertThat(killed).containsEntry("signal", "SIGKILL");
+        assertThat(killed).containsEntry("signal", "SIGKILL").containsEntry("exit_code", 137L);
         long aPid = (Long) r.of("A", "RunStarted").get(0).get("pid");
         assertThat(killed.get("pid")).isEqualTo(aPid);
         assertThat(r.of("B", "ImportPrepared").get(0)).containsEntry("seq", suspended);
@@ -97,6 +113,7 @@ class DemoIT {
         List<Object> calls = r.lines.stream().filter(l -> "ToolCallCompleted".equals(l.get("event"))).map(l -> l.get("call_id")).toList();
         assertThat(calls).doesNotHaveDuplicates().hasSize(8);
         assertThat(demoDirs()).isEqualTo(before);
+        assertThat(demoProcesses()).isEmpty();
     }
 
     @Test
@@ -112,11 +129,13 @@ class DemoIT {
         assertThat(inFlight).containsEntry("tool", "append_ledger").containsEntry("call_id", "t2-write");
         assertThat(r.of("A", "ToolCallCompleted")).extracting(l -> l.get("call_id")).doesNotContain("t2-write");
         assertThat(r.of("A", "Killed")).hasSize(1);
-        assertThat(r.of("B", "ImportRefused").get(0)).containsKey("code");
+        assertThat(r.of("A", "Killed").get(0)).containsEntry("exit_code", 137L);
+        assertThat(r.of("B", "ImportRefused").get(0)).containsEntry("code", "verification_failed");
         assertThat(r.of("B", "RunResumed")).isEmpty();
         assertThat(r.of("B", "ToolCallStarted")).isEmpty();
         assertThat(r.of("demo", "RunAbandoned").get(0)).containsEntry("phase", "CANCELLED");
         assertThat(demoDirs()).isEqualTo(before);
+        assertThat(demoProcesses()).isEmpty();
     }
 
     @Test

@@ -333,10 +333,65 @@ class HostEngineIT {
         Run run = engine.start("run-own", ScriptedAgent.DEFINITION, "hello");
         run.runTurn();
         byte[] envelope = run.suspend();
+        a.release("run-own"); // the helper would now let this session import it: the engine must not
         assertThatThrownBy(() -> engine.importRun(envelope)).isInstanceOfSatisfying(ImportRefusedException.class,
-                e -> assertThat(e.reason()).isIn(ImportRefusedException.Reason.ALREADY_IMPORTED,
-                        ImportRefusedException.Reason.AUTHORITY_REFUSED));
+                e -> assertThat(e.reason()).isEqualTo(ImportRefusedException.Reason.ALREADY_IMPORTED));
         assertThat(run.phase()).isEqualTo(Run.Phase.SUSPENDED);
+        assertThat(client.run("run-own").phase()).isEqualTo("SUSPENDED"); // the prepared import was aborted
+    }
+
+    @Test
+    void toolRoundTheSnapshotCannotCarry_failsTheRunBeforeAnyToolRuns() throws Exception {
+        Model badCallId = request -> new Model.Reply.ToolRound("", List.of(
+                new Model.ToolCall("c".repeat(129), "append_ledger", JsonValue.of("{}")))); // P-CALL-ID: token(128)
+        Engine engine = Engine.builder(authority(), badCallId, StaticToolPlan.named(ScriptedAgent.PLAN_ID, tools(ledger)))
+                .identity(ScriptedAgent.IDENTITY).build();
+        Run run = engine.start("run-bad-call", ScriptedAgent.DEFINITION, "hello");
+        assertThatThrownBy(run::runTurn).isInstanceOf(spice.authority.host.engine.RunFailedException.class)
+                .hasMessageContaining("cannot be recorded");
+        assertThat(Files.exists(ledger)).isFalse(); // the mutating tool never ran
+        assertThat(run.phase()).isEqualTo(Run.Phase.FAILED);
+        assertThat(client.run("run-bad-call").phase()).isEqualTo("FAILED"); // a clean terminal, no operator needed
+    }
+
+    @Test
+    void start_invalidInput_refusedBeforeTheHelperHearsOfIt() throws Exception {
+        Engine engine = engine(authority(), StaticToolPlan.named(ScriptedAgent.PLAN_ID, tools(ledger)));
+        assertThatThrownBy(() -> engine.start("run-empty", ScriptedAgent.DEFINITION, "")).isInstanceOf(RunStateException.class);
+        assertThatThrownBy(() -> client.run("run-empty")).isInstanceOf(spice.authority.host.HelperProblem.NotFound.class);
+        Run run = engine.start("run-empty", ScriptedAgent.DEFINITION, "hello"); // the ID was not burned
+        assertThat(run.phase()).isEqualTo(Run.Phase.RUNNING);
+    }
+
+    @Test
+    void suspend_answerLost_runStaysSuspended_exportGetsTheSameEnvelope() throws Exception {
+        Authority real = authority();
+        List<byte[]> signed = new ArrayList<>();
+        Authority lossy = new ForwardingAuthority(real) {
+            private boolean lost;
+
+            @Override
+            public byte[] sign(String runId, byte[] payload) throws IOException {
+                byte[] envelope = super.sign(runId, payload);
+                signed.add(envelope);
+                if (!lost) {
+                    lost = true;
+                    throw new IOException("injected: connection reset after the request was sent");
+                }
+                return envelope;
+            }
+        };
+        Engine engine = Engine.builder(lossy, ScriptedAgent.model(), StaticToolPlan.named(ScriptedAgent.PLAN_ID, tools(ledger)))
+                .identity(ScriptedAgent.IDENTITY).build();
+        Run run = engine.start("run-lost", ScriptedAgent.DEFINITION, "hello");
+        run.runTurn();
+        assertThatThrownBy(run::suspend).isInstanceOfSatisfying(spice.authority.host.engine.AuthorityFailedException.class,
+                e -> assertThat(e.uncertain()).isTrue());
+        assertThat(run.phase()).isEqualTo(Run.Phase.SUSPENDED);
+        assertThatThrownBy(run::runTurn).isInstanceOf(RunStateException.class);
+        byte[] again = run.export();
+        assertThat(again).isEqualTo(signed.get(0));
+        assertThat(spice.authority.snapshot.envelope.Envelope.parse(again).lastSequence()).isEqualTo(run.events().head());
     }
 
     @Test

@@ -39,8 +39,8 @@ import spice.authority.host.engine.StaticToolPlan;
  *   <li>{@code import}: imports the stored envelope, runs the remaining turns and completes the
  *       run; exit 0. A refused import prints ImportRefused and exits 3.
  * </ul>
- * A first host also exits when its standard input closes (the demo is gone), so it never outlives
- * the demo.
+ * Every host also exits when its standard input closes (the demo is gone), even while a tool call
+ * blocks, so it never outlives the demo.
  */
 public final class DemoHost {
     /** Exit code of an import the engine or helper refused. */
@@ -72,10 +72,24 @@ public final class DemoHost {
                 || args.length % 2 != 0) {
             usage("every option is required");
         }
+        // Never outlive the demo: when its end of our standard input closes, stop at once (also
+        // while a tool call blocks).
+        Thread.ofPlatform().daemon().start(() -> {
+            try {
+                while (System.in.read() >= 0) {
+                    // discard
+                }
+            } catch (IOException ignored) {
+                // treated as closed
+            }
+            Runtime.getRuntime().halt(1);
+        });
         DemoHost host = new DemoHost(proc, new PrintStream(System.out, true, StandardCharsets.UTF_8));
         int code;
         try {
             code = host.run(Path.of(socket), role, runId, Path.of(envelope), Path.of(ledger));
+        } catch (InterruptedException e) {
+            code = 1;
         } catch (EngineException | IOException | RuntimeException e) {
             host.emit(JsonLine.of(proc, host.pid, "HostFailed").put("error", e.getClass().getSimpleName() + ": " + e.getMessage()));
             code = 1;
@@ -108,7 +122,8 @@ public final class DemoHost {
         }
     }
 
-    private int run(Path socket, String role, String runId, Path envelopeFile, Path ledger) throws EngineException, IOException {
+    private int run(Path socket, String role, String runId, Path envelopeFile, Path ledger)
+            throws EngineException, IOException, InterruptedException {
         AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(socket)).build();
         Session session = client.openSession();
         Authority authority = Authority.of(client, session);
@@ -132,10 +147,8 @@ public final class DemoHost {
                     run.resumeLocal();
                     run.runTurn(); // its mutating call never returns
                 }
-                // Wait to be killed; end if the demo is gone.
-                while (System.in.read() >= 0) {
-                    // discard
-                }
+                // Wait to be killed (the stdin watcher ends this process if the demo is gone).
+                new java.util.concurrent.CountDownLatch(1).await();
                 return 0;
             }
             case "import" -> {
@@ -152,9 +165,10 @@ public final class DemoHost {
                             .put("detail", e.getMessage()));
                     return IMPORT_REFUSED;
                 } catch (ImportUncertainException e) {
-                    emit(JsonLine.of(proc, pid, "ImportRefused").put("run_id", runId).put("code", "uncertain")
-                            .put("detail", e.getMessage()));
-                    return IMPORT_REFUSED;
+                    // Not a refusal: the run may be IMPORTING for this host. Never retried; the demo fails.
+                    emit(JsonLine.of(proc, pid, "HostFailed").put("run_id", runId)
+                            .put("error", "import uncertain: " + e.getMessage()));
+                    return 1;
                 }
                 while (run.completedTurns() < run.definition().maxTurns()) {
                     run.runTurn();

@@ -155,35 +155,70 @@ public final class Engine implements AutoCloseable {
         if (!RunId.isValid(runId)) {
             throw new RunStateException("run ID refused: " + RunId.RULE);
         }
+        Objects.requireNonNull(userText, "userText");
         reserveRunId(runId, "start");
         ToolPlanSource.Lease lease = null;
         boolean ok = false;
+        boolean helperStarted = false;
         try {
             try {
                 lease = plans.lease(plans.currentPlanId());
             } catch (ToolPlanSource.PlanUnavailableException e) {
                 throw new RunStateException("cannot start run " + runId + ": " + e.getMessage());
             }
-            PlanIdentity plan = PlanIdentities.planIdentity(identity.compiledIdentities(), lease.planId(),
-                    identity.compatibilityIdentity(), StaticToolPlan.definitions(lease.tools()));
+            PlanIdentity plan;
+            Message first = new Message(runId + "/message/user", Role.USER, List.of(new Part.Text(userText)));
+            try {
+                plan = PlanIdentities.planIdentity(identity.compiledIdentities(), lease.planId(),
+                        identity.compatibilityIdentity(), StaticToolPlan.definitions(lease.tools()));
+                // Everything a snapshot of this run will carry is valid before the helper hears of it.
+                Snapshot.builder().runId(runId).definition(definition).completedTurns(0).planIdentity(plan)
+                        .seenInteractionIds(List.of()).lastSequence(2).status(LifecycleStatus.CANCELLED)
+                        .addMessage(first).build();
+            } catch (PayloadRejectedException | IllegalArgumentException e) {
+                throw new RunStateException("cannot start run " + runId + ": " + e.getMessage());
+            }
             try {
                 authority.start(runId);
+                helperStarted = true;
             } catch (IOException e) {
-                if (!Authority.outcomeUnknown(e)) {
-                    forgetRunId(runId); // provably not started: the ID may be used again
-                }
                 throw new AuthorityFailedException("the helper did not start run " + runId, e);
             }
             Run run = new Run(this, runId, definition, 1, List.of(), 0, List.of());
             run.bind(plan, lease);
-            runs.put(runId, run);
-            run.started(new Message(runId + "/message/user", Role.USER, List.of(new Part.Text(userText))));
+            if (!register(run)) {
+                release(runId);
+                throw new RunStateException("cannot start run " + runId + ": the engine was closed meanwhile");
+            }
+            run.started(first);
             ok = true;
             return run;
+        } catch (EngineException | RuntimeException e) {
+            if (!helperStarted && !(e instanceof AuthorityFailedException a && a.uncertain())) {
+                forgetRunId(runId); // provably not started: the ID may be used again
+            }
+            throw e;
         } finally {
             if (!ok && lease != null) {
                 lease.release();
             }
+        }
+    }
+
+    /** Adds a run unless the engine is closed. */
+    private synchronized boolean register(Run run) {
+        if (closed) {
+            return false;
+        }
+        runs.put(run.runId(), run);
+        return true;
+    }
+
+    private void release(String runId) {
+        try {
+            authority.release(runId);
+        } catch (IOException ignored) {
+            // The session's end releases it too.
         }
     }
 
@@ -238,6 +273,11 @@ public final class Engine implements AutoCloseable {
         } catch (ImportRefusedException refused) {
             abortQuietly(tx, refused);
             throw refused;
+        } catch (RuntimeException e) {
+            ImportRefusedException refused = new ImportRefusedException(ImportRefusedException.Reason.PLAN_MISSING,
+                    "run " + runId + ": leasing or checking the recorded plan failed: " + e, null);
+            abortQuietly(tx, refused);
+            throw refused;
         }
         // 3. Consume: the durable consume point.
         try {
@@ -245,41 +285,44 @@ public final class Engine implements AutoCloseable {
         } catch (IOException e) {
             lease.release();
             if (Authority.outcomeUnknown(e)) {
+                // The run ID stays reserved: the run may be IMPORTING for this engine.
                 abortQuietly(tx, e);
                 throw new ImportUncertainException(runId, "consume of run " + runId + " is uncertain: " + e.getMessage()
                         + "; it is not retried", e);
             }
             ImportRefusedException refused = new ImportRefusedException(ImportRefusedException.Reason.CONSUME_REFUSED,
                     "the helper refused to consume run " + runId + ": " + e.getMessage(), e);
+            forgetRunId(runId);
             abortQuietly(tx, refused);
             throw refused;
         }
         // 4. Commit the engine run (not executing: no lease yet).
-        Run run;
-        try {
-            reserveRunId(runId, "commit");
-        } catch (EngineException e) {
-            lease.release();
-            abortQuietly(tx, e);
-            throw new ImportUncertainException(runId, "run " + runId + " was imported concurrently into this engine; "
-                    + "the consumed import is released", null);
-        }
-        run = new Run(this, runId, snapshot.definition(), snapshot.lastSequence() + 1, snapshot.history(),
+        Run run = new Run(this, runId, snapshot.definition(), snapshot.lastSequence() + 1, snapshot.history(),
                 snapshot.completedTurns(), snapshot.seenInteractionIds());
         run.bind(snapshot.planIdentity(), lease);
-        runs.put(runId, run);
+        if (!register(run)) {
+            lease.release();
+            abortQuietly(tx, null);
+            throw new ImportUncertainException(runId, "the engine was closed during the import of run " + runId
+                    + " after its consume point; the import was released and is not retried", null);
+        }
         // 5. Activate: only a returned active lease lets the run execute.
         try {
             authority.activate(tx);
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             // RFC 0007: stop and join the committed run before Abort/Close releases the import lock;
             // never continue without an active lease.
             run.stopAndJoin();
             abortQuietly(tx, e);
             throw new ImportUncertainException(runId, "activate of run " + runId + " failed after consume ("
-                    + e.getMessage() + "); the committed run was stopped and joined, and is not retried", e);
+                    + e.getMessage() + "); the committed run was stopped and joined, and is not retried",
+                    e instanceof IOException io ? io : new IOException(e.toString()));
         }
-        run.activated();
+        if (!run.activated()) {
+            // The engine closed (and stopped the run) while the helper activated it: hand it back.
+            release(runId);
+            throw new RunStateException("the engine was closed while run " + runId + " was activated; its lease was released");
+        }
         return run;
     }
 
@@ -333,8 +376,18 @@ public final class Engine implements AutoCloseable {
                 throw refused(ImportRefusedException.Reason.PLAN_CHANGED,
                         "the recomputed plan identity of " + recorded.toolPlanId() + " differs from the recorded one: a tool definition changed");
             }
+            // Checked again and reserved: from here a start or import of the same ID is refused.
+            synchronized (this) {
+                if (closed) {
+                    throw refused(ImportRefusedException.Reason.ENGINE_CLOSED, "the engine is closed");
+                }
+                if (!seenRunIds.add(runId)) {
+                    throw refused(ImportRefusedException.Reason.ALREADY_IMPORTED,
+                            "run " + runId + " was already started or imported by this engine");
+                }
+            }
             return lease;
-        } catch (ImportRefusedException e) {
+        } catch (ImportRefusedException | RuntimeException e) {
             lease.release();
             throw e;
         }
@@ -347,7 +400,10 @@ public final class Engine implements AutoCloseable {
     private void abortQuietly(ImportView tx, Exception primary) {
         try {
             authority.abortImport(tx);
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
+            if (primary == null) {
+                return;
+            }
             // After consume the helper answers uncertain and keeps the run fenced; the primary
             // failure already says so. Before consume an abort failure leaves the prepared import
             // to end with this session.
@@ -355,7 +411,10 @@ public final class Engine implements AutoCloseable {
         }
     }
 
-    /** Stops and joins every run; the engine takes no new work. */
+    /**
+     * Stops and joins every run; the engine takes no new work. Runs that were RUNNING stay ACTIVE
+     * at the helper until this host's session ends; suspend them first to hand them on.
+     */
     @Override
     public void close() {
         synchronized (this) {

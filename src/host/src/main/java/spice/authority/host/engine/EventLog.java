@@ -63,7 +63,11 @@ public final class EventLog {
             }
         }
         for (EventListener l : listeners) {
-            l.committed(e);
+            try {
+                l.committed(e);
+            } catch (RuntimeException ignored) {
+                // SECURITY: an observer's failure never interrupts a transition half-way.
+            }
         }
         return e;
     }

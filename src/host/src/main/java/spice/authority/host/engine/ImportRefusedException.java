@@ -30,7 +30,9 @@ public final class ImportRefusedException extends EngineException {
         /** The recomputed plan identity differs (a tool definition changed). */
         PLAN_CHANGED,
         /** The helper refused the consume and nothing was written. */
-        CONSUME_REFUSED
+        CONSUME_REFUSED,
+        /** The engine was closed. */
+        ENGINE_CLOSED
     }
 
     private final Reason reason;

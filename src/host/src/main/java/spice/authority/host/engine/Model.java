@@ -17,7 +17,9 @@ public interface Model {
      * What the model sees.
      *
      * @param operationId {@code <run_id>/model/<turn>}: run-scoped, so a resumed run in a fresh
-     *     process never reuses an earlier one (turns continue after {@code completed_turns})
+     *     process never reuses an earlier one (turns continue after {@code completed_turns}); the
+     *     same for every call within one turn (as in the reference), so it is not a per-request
+     *     idempotency key
      * @param turn the turn, from 1
      * @param history the run's provider-neutral history so far
      */

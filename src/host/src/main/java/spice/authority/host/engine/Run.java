@@ -62,6 +62,7 @@ public final class Run {
     private volatile boolean stopRequested;
     private boolean authorityLease;
     private byte[] envelope;
+    private byte[] pendingPayload;
 
     Run(Engine engine, String runId, Definition definition, long firstSequence, List<Message> history,
         int completedTurns, List<String> seenInteractionIds) {
@@ -153,16 +154,20 @@ public final class Run {
         }
     }
 
-    /** An imported run whose activate returned: RunResumed at {@code last_sequence + 1}. */
-    void activated() {
+    /**
+     * An imported run whose activate returned: RunResumed at {@code last_sequence + 1}. False
+     * when the run was stopped meanwhile (it then never runs).
+     */
+    boolean activated() {
         turnLock.lock();
         try {
             if (stopRequested) {
-                throw new IllegalStateException("a stopped run cannot be activated");
+                return false;
             }
             authorityLease = true;
             phase = Phase.RUNNING;
             log.append(runId, Event.Type.RUN_RESUMED, 0, null, null, null);
+            return true;
         } finally {
             turnLock.unlock();
         }
@@ -254,7 +259,9 @@ public final class Run {
             }
             parts.add(new Part.ToolCall(c.toolName(), c.callId(), c.arguments()));
         }
-        appendMessage(turn, Role.ASSISTANT, parts);
+        Message assistant = new Message(nextMessageId(), Role.ASSISTANT, parts);
+        requireExportable(turn, assistant, round.calls());
+        appendMessage(turn, assistant);
         callIds.addAll(roundIds);
         for (Model.ToolCall c : round.calls()) {
             log.append(runId, Event.Type.TOOL_CALL_STARTED, turn, c.callId(), null, c.toolName());
@@ -265,18 +272,66 @@ public final class Run {
                 // The call stays unresolved: no snapshot can carry this run, and it is never replayed.
                 throw fail("tool " + c.toolName() + " failed in call " + c.callId(), e);
             }
+            if (result == null) {
+                throw fail("tool " + c.toolName() + " returned no result in call " + c.callId(), null);
+            }
+            Message toolMessage = new Message(nextMessageId(), Role.TOOL, List.of(new Part.ToolResult(c.toolName(), c.callId(), result)));
+            try {
+                trialPayload(toolMessage);
+            } catch (PayloadRejectedException e) {
+                // The call ran but its result cannot be recorded: it stays unresolved, never replayed.
+                throw fail("tool " + c.toolName() + " returned a result the snapshot cannot carry in call " + c.callId()
+                        + ": " + e.getMessage(), null);
+            }
             log.append(runId, Event.Type.TOOL_CALL_COMPLETED, turn, c.callId(), null, c.toolName());
-            appendMessage(turn, Role.TOOL, List.of(new Part.ToolResult(c.toolName(), c.callId(), result)));
+            appendMessage(turn, new Message(nextMessageId(), Role.TOOL, toolMessage.parts()));
         }
     }
 
-    private void appendMessage(int turn, Role role, List<Part> parts) throws RunFailedException {
-        String id = runId + "/message/" + Long.toUnsignedString(log.next());
-        if (!messageIds.add(id)) {
-            throw fail("generated message ID " + id + " collides with existing history", null);
+    /** {@code <run>/message/<N>}, N the sequence the next event gets. */
+    private String nextMessageId() {
+        return runId + "/message/" + Long.toUnsignedString(log.next());
+    }
+
+    private void appendMessage(int turn, Message m) throws RunFailedException {
+        if (!m.id().equals(nextMessageId()) || !messageIds.add(m.id())) {
+            throw fail("generated message ID " + m.id() + " collides with existing history", null);
         }
-        history.add(new Message(id, role, parts));
-        log.append(runId, Event.Type.MESSAGE_APPENDED, turn, null, id, null);
+        history.add(m);
+        log.append(runId, Event.Type.MESSAGE_APPENDED, turn, null, m.id(), null);
+    }
+
+    /**
+     * Refuses, before any of its tools runs, a tool round the snapshot could not carry (IDs, part
+     * counts, sizes: the payload rules of wire-format b.5): the run fails cleanly instead.
+     */
+    private void requireExportable(int turn, Message assistant, List<Model.ToolCall> calls) throws RunFailedException {
+        List<Message> extra = new ArrayList<>();
+        extra.add(assistant);
+        for (Model.ToolCall c : calls) {
+            // Each pending call resolved by an empty result: the rules see the round as complete.
+            extra.add(new Message(assistant.id() + "/r" + extra.size(), Role.TOOL,
+                    List.of(new Part.ToolResult(c.toolName(), c.callId(), JsonValue.of("{}")))));
+        }
+        try {
+            trialPayload(extra.toArray(Message[]::new));
+        } catch (PayloadRejectedException e) {
+            throw fail("turn " + turn + ": the model's tool round cannot be recorded: " + e.getMessage(), null);
+        }
+    }
+
+    /** Encodes and validates the history plus {@code extra} as a terminal payload; nothing changes. */
+    private void trialPayload(Message... extra) throws PayloadRejectedException {
+        Snapshot.Builder b = Snapshot.builder().runId(runId).definition(definition).completedTurns(completedTurns)
+                .planIdentity(planIdentity).seenInteractionIds(seenInteractionIds).lastSequence(log.next())
+                .status(LifecycleStatus.FAILED);
+        for (Message m : history) {
+            b.addMessage(m);
+        }
+        for (Message m : extra) {
+            b.addMessage(m);
+        }
+        b.build();
     }
 
     private void requireRunning(String what) throws RunStateException {
@@ -303,7 +358,10 @@ public final class Run {
                 // the operator ends it (runs abandon). Releasing says the host stopped.
                 engine.authority().release(runId);
             } else {
-                envelope = engine.authority().sign(runId, payload(LifecycleStatus.FAILED));
+                byte[] failed = payload(LifecycleStatus.FAILED, log.head());
+                pendingPayload = failed;
+                envelope = engine.authority().sign(runId, failed);
+                pendingPayload = null;
             }
         } catch (IOException | PayloadRejectedException e) {
             why = why + " (and the helper was not told: " + e.getMessage() + ")";
@@ -348,9 +406,30 @@ public final class Run {
                 throw new ExportRefusedException("cannot suspend run " + runId + " after " + completedTurns
                         + " of " + definition.maxTurns() + " turns: a suspended run has at least one completed turn and one left");
             }
+            byte[] payload;
+            try {
+                // last_sequence is the RunSuspended event committed once the helper signed.
+                payload = payload(LifecycleStatus.SUSPENDED, log.next());
+            } catch (PayloadRejectedException e) {
+                throw new ExportRefusedException("run " + runId + " cannot be exported: " + e.getMessage());
+            }
+            try {
+                envelope = engine.authority().sign(runId, payload);
+            } catch (IOException e) {
+                AuthorityFailedException failed = new AuthorityFailedException("the helper did not sign run " + runId, e);
+                if (!failed.uncertain()) {
+                    throw failed; // provably nothing written: the run goes on as before
+                }
+                // Perhaps signed: never continue; export() asks again with the identical payload.
+                pendingPayload = payload;
+                phase = Phase.SUSPENDED;
+                authorityLease = false;
+                log.append(runId, Event.Type.RUN_SUSPENDED, 0, null, null, null);
+                throw failed;
+            }
             phase = Phase.SUSPENDED;
             log.append(runId, Event.Type.RUN_SUSPENDED, 0, null, null, null);
-            return signCurrent(LifecycleStatus.SUSPENDED);
+            return envelope.clone();
         } finally {
             turnLock.unlock();
         }
@@ -379,6 +458,15 @@ public final class Run {
             if (envelope != null) {
                 return envelope.clone();
             }
+            if (pendingPayload != null) {
+                try {
+                    envelope = engine.authority().sign(runId, pendingPayload);
+                } catch (IOException e) {
+                    throw new AuthorityFailedException("the helper did not sign run " + runId, e);
+                }
+                pendingPayload = null;
+                return envelope.clone();
+            }
             return signCurrent(status);
         } finally {
             turnLock.unlock();
@@ -402,6 +490,7 @@ public final class Run {
                 throw new AuthorityFailedException("the helper did not resume run " + runId, e);
             }
             envelope = null; // the old claim is invalid now
+            pendingPayload = null;
             authorityLease = true;
             phase = Phase.RUNNING;
             log.append(runId, Event.Type.RUN_RESUMED, 0, null, null, null);
@@ -424,11 +513,23 @@ public final class Run {
         turnLock.lock();
         try {
             requireRunning("end the run");
+            byte[] payload;
+            try {
+                payload = payload(status, log.next());
+            } catch (PayloadRejectedException e) {
+                throw new ExportRefusedException("run " + runId + " cannot be exported: " + e.getMessage());
+            }
             phase = to;
             log.append(runId, event, 0, null, null, null);
             authorityLease = false;
             releaseToolLease();
-            return signCurrent(status);
+            try {
+                envelope = engine.authority().sign(runId, payload);
+            } catch (IOException e) {
+                pendingPayload = payload; // export() asks again with the identical payload
+                throw new AuthorityFailedException("the helper did not sign the end of run " + runId, e);
+            }
+            return envelope.clone();
         } finally {
             turnLock.unlock();
         }
@@ -437,7 +538,7 @@ public final class Run {
     private byte[] signCurrent(LifecycleStatus status) throws EngineException {
         byte[] payload;
         try {
-            payload = payload(status);
+            payload = payload(status, log.head());
         } catch (PayloadRejectedException e) {
             throw new ExportRefusedException("run " + runId + " cannot be exported: " + e.getMessage());
         }
@@ -449,15 +550,15 @@ public final class Run {
         return envelope.clone();
     }
 
-    /** The v1alpha2 payload of the run as it stands, with {@code last_sequence} the log's head. */
-    byte[] payload(LifecycleStatus status) throws PayloadRejectedException {
+    /** The v1alpha2 payload of the run as it stands, with {@code last_sequence} given. */
+    byte[] payload(LifecycleStatus status, long lastSequence) throws PayloadRejectedException {
         Snapshot.Builder b = Snapshot.builder()
                 .runId(runId)
                 .definition(definition)
                 .completedTurns(completedTurns)
                 .planIdentity(planIdentity)
                 .seenInteractionIds(seenInteractionIds)
-                .lastSequence(log.head())
+                .lastSequence(lastSequence)
                 .status(status);
         for (Message m : history) {
             b.addMessage(m);
