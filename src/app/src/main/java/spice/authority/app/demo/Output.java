@@ -53,6 +53,7 @@ final class Output {
             append(d, l, "call_id", "call ");
             append(d, l, "tool", "");
             append(d, l, "signal", "");
+            append(d, l, "exit_code", "exit ");
             append(d, l, "code", "code ");
             append(d, l, "phase", "now ");
             append(d, l, "envelope_bytes", "envelope bytes ");
