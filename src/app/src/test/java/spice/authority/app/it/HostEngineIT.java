@@ -409,6 +409,41 @@ class HostEngineIT {
         assertThat(engine.run("run-taken")).isNull();
     }
 
+    @Test
+    void stopAndJoin_fromAnotherThread_waitsForTheTurnInProgress_thenNothingRuns() throws Exception {
+        java.util.concurrent.CountDownLatch inModel = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        Model slow = request -> {
+            inModel.countDown();
+            release.await();
+            return ScriptedAgent.model().respond(request);
+        };
+        StaticToolPlan plan = StaticToolPlan.named(ScriptedAgent.PLAN_ID, tools(ledger));
+        Engine engine = Engine.builder(authority(), slow, plan).identity(ScriptedAgent.IDENTITY).build();
+        Run run = engine.start("run-stop", ScriptedAgent.DEFINITION, "hello");
+        java.util.concurrent.atomic.AtomicReference<Throwable> turnFailure = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread turn = Thread.ofPlatform().start(() -> {
+            try {
+                run.runTurn();
+            } catch (Throwable e) {
+                turnFailure.set(e);
+            }
+        });
+        inModel.await();
+        Thread stopper = Thread.ofPlatform().start(run::stopAndJoin);
+        stopper.join(300);
+        assertThat(stopper.isAlive()).as("stopAndJoin waits for the turn in progress").isTrue();
+        release.countDown();
+        stopper.join(10_000);
+        turn.join(10_000);
+        assertThat(stopper.isAlive()).isFalse();
+        assertThat(turnFailure.get()).isInstanceOf(RunStateException.class);
+        assertThat(run.phase()).isEqualTo(Run.Phase.STOPPED);
+        assertThat(Files.exists(ledger) ? Files.readAllLines(ledger) : List.of()).isEmpty(); // no tool ran after the stop
+        assertThatThrownBy(run::runTurn).isInstanceOf(RunStateException.class);
+        assertThat(plan.liveLeases()).isZero();
+    }
+
     @FunctionalInterface
     private interface ThrowingCall {
         void call() throws Exception;

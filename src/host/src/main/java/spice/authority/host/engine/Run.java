@@ -229,6 +229,10 @@ public final class Run {
                 } catch (Exception e) {
                     throw fail("the model failed in turn " + turn, e);
                 }
+                if (stopRequested) {
+                    // A stop takes effect between rounds: nothing of this reply is recorded or run.
+                    throw new RunStateException("run " + runId + " was stopped during turn " + turn);
+                }
                 switch (reply) {
                     case Model.Reply.Final f -> {
                         completedTurns = turn;
