@@ -237,8 +237,8 @@ class DaclPolicyTest {
         @Test
         void genericDeny_notCredited() {
             assertRule(ancestorRefusal(SdBuilder.ancestor()
-                    .deny(0, GENERIC_ALL, USERS)
-                    .allow(0, MODIFY, USERS)), DaclRule.ANCESTOR_WRITER);
+                    .deny(0, GENERIC_ALL | GENERIC_WRITE, USERS)
+                    .allow(0, GENERIC_ALL | GENERIC_WRITE, USERS)), DaclRule.ANCESTOR_WRITER);
         }
 
         /** A partial deny leaves the other dangerous bits granted. */
