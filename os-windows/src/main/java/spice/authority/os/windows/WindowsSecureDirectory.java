@@ -187,10 +187,28 @@ final class WindowsSecureDirectory implements SecureDirectory {
                     .handle();
             try {
                 requireSafeFile(h, shown);
-                byte[] buf = new byte[maxBytes + 1];
+                long size;
+                try {
+                    size = calls.standardInfo(h).endOfFile();
+                } catch (WindowsException e) {
+                    throw io(shown, e);
+                }
+                if (size > maxBytes) {
+                    throw tooLarge(shown, maxBytes);
+                }
+                // The size is a hint: the file may change while it is read, so the buffer grows up to the limit + 1.
+                byte[] buf = new byte[(int) Math.max(0, size) + 1];
                 int total = 0;
                 try {
-                    while (total < buf.length) {
+                    while (true) {
+                        if (total == buf.length) {
+                            if (total > maxBytes) {
+                                throw tooLarge(shown, maxBytes);
+                            }
+                            byte[] grown = Arrays.copyOf(buf, (int) Math.min((long) maxBytes + 1, 2L * buf.length));
+                            Arrays.fill(buf, (byte) 0);
+                            buf = grown;
+                        }
                         int n = calls.read(h, buf, total, Math.min(READ_CHUNK, buf.length - total));
                         if (n == 0) {
                             break;
@@ -198,7 +216,7 @@ final class WindowsSecureDirectory implements SecureDirectory {
                         total += n;
                     }
                     if (total > maxBytes) {
-                        throw new DirectoryRefusedException(SIZE, shown, "larger than the limit of " + maxBytes + " bytes");
+                        throw tooLarge(shown, maxBytes);
                     }
                     return Arrays.copyOf(buf, total);
                 } catch (WindowsException e) {
@@ -504,6 +522,10 @@ final class WindowsSecureDirectory implements SecureDirectory {
 
     private void exit() {
         closeLock.readLock().unlock();
+    }
+
+    private static DirectoryRefusedException tooLarge(String shown, int maxBytes) {
+        return new DirectoryRefusedException(SIZE, shown, "larger than the limit of " + maxBytes + " bytes");
     }
 
     String shownPath() {
