@@ -277,7 +277,9 @@ final class WindowsSecureDirectory implements SecureDirectory {
             String temp = FileNames.temporaryName(name, nonce);
             long h;
             try {
-                h = calls.ntCreateFile(dir, temp, QUERY_ACCESS | AccessRights.FILE_WRITE_DATA | AccessRights.DELETE,
+                // FILE_GENERIC_WRITE's specific rights (FlushFileBuffers asks for write access) and DELETE (the rename).
+                h = calls.ntCreateFile(dir, temp, QUERY_ACCESS | AccessRights.FILE_WRITE_DATA | AccessRights.FILE_APPEND_DATA
+                                | AccessRights.FILE_WRITE_ATTRIBUTES | AccessRights.FILE_WRITE_EA | AccessRights.DELETE,
                         FILE_SHARE, Win32.FILE_CREATE, FILE_OPTIONS, SecurityDescriptor.userOnly(policy.user())).handle();
             } catch (WindowsException e) {
                 throw io(shown, e).asNothingWritten();
