@@ -22,7 +22,10 @@ import spice.authority.os.ProcessWatcher;
  *
  * <p>Start times, uids and parent pids come from {@code proc_pidinfo(pid, PROC_PIDTBSDINFO)}:
  * the start time is {@code pbi_start_tvsec * 10^6 + pbi_start_tvusec}, fixed at fork. It needs
- * no descriptor, so liveness stays known when the helper has run out of them.
+ * no descriptor, so liveness stays known when the helper has run out of them. The kernel answers
+ * it only for processes of the same user (or to root): another user's process is
+ * {@link Liveness#UNKNOWN} ({@code EPERM}), never alive and never dead, which is all a
+ * per-user helper needs.
  *
  * <p><b>Guarantees.</b> Those of {@link ProcessWatcher}. In addition:
  * <ul>
@@ -363,6 +366,11 @@ final class KqueueProcessWatcher implements ProcessWatcher {
                         throw new ProcessWatchException("cannot watch process " + pid + ": its state cannot be read");
                     }
                     if (now == Liveness.DEAD) {
+                        // the entry identified the same process: its watches are proven too
+                        entries.remove(pid);
+                        proven.addAll(e.watches);
+                        e.watches.clear();
+                        deleteKnote(pid);
                         proven.add(w);
                         return w;
                     }

@@ -298,6 +298,27 @@ class KqueueProcessWatcherTest {
     }
 
     @Test
+    void secondWatch_afterTheExitBeforeItsEvent_firesBothAtOnce_exactlyOnce() throws Exception {
+        kernel.spawn(402, 10, 1);
+        long st = watcher.startTime(402).orElseThrow();
+        Counter a = new Counter();
+        Counter b = new Counter();
+        ProcessWatcher.Watch wa = watcher.watch(402, st, a);
+        kernel.hold();
+        kernel.exit(402);
+        ProcessWatcher.Watch wb = watcher.watch(402, st, b);
+        assertThat(b.firedWithin(1000)).isTrue();
+        assertThat(a.firedWithin(1000)).as("the same process: the first watch is proven too").isTrue();
+        kernel.release();
+        settle();
+        assertThat(a.calls).hasValue(1);
+        assertThat(b.calls).hasValue(1);
+        assertThat(watcher.registeredPids()).isZero();
+        wa.close();
+        wb.close();
+    }
+
+    @Test
     void pollThreadDies_noWatchFires_newWatchesRefused_livenessStillFiresOnProof() throws Exception {
         kernel.spawn(500, 10, 1);
         kernel.spawn(501, 10, 2);
