@@ -393,7 +393,9 @@ final class KqueueProcessWatcher implements ProcessWatcher {
                         return w;
                     }
                     case UNKNOWN -> {
-                        if (a.armed() && e == null) {
+                        if (e != null) {
+                            e.armed = a.armed(); // the entry's own watches keep the knote, if any
+                        } else if (a.armed()) {
                             deleteKnote(pid);
                         }
                         throw new ProcessWatchException("cannot watch process " + pid + ": its state cannot be read");

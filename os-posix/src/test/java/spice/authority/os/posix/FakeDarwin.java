@@ -102,8 +102,12 @@ final class FakeDarwin implements DarwinSyscalls {
         procs.remove(pid);
     }
 
-    /** An event for {@code pid} that no exit caused (as a stale one looks to the watcher). */
-    void spuriousEvent(int pid) {
+    /**
+     * An event for {@code pid} that no exit caused (as a stale one looks to the watcher); being
+     * delivered, it consumes the pid's knote ({@code EV_ONESHOT}).
+     */
+    synchronized void spuriousEvent(int pid) {
+        knotes.remove(pid);
         queue.add(new DarwinLayout.KEvent(pid, layout.EVFILT_PROC, layout.EV_ONESHOT | layout.EV_EOF,
                 layout.NOTE_EXIT, 0, 0));
     }

@@ -167,6 +167,30 @@ class KqueueProcessWatcherTest {
     }
 
     @Test
+    void reRegistrationFails_watchesStayUnfired_andALaterWatchRegistersAgain() throws Exception {
+        kernel.spawn(203, 10, 1);
+        long st = watcher.startTime(203).orElseThrow();
+        Counter a = new Counter();
+        ProcessWatcher.Watch wa = watcher.watch(203, st, a);
+        kernel.fail("EV_ADD", FakeDarwin.ENOMEM);
+        kernel.spuriousEvent(203); // consumes the knote; registering it again fails
+        settle();
+        assertThat(a.calls).as("a failed re-registration is no death").hasValue(0);
+        assertThat(kernel.hasKnote(203)).isFalse();
+        assertThat(wa.liveness()).isEqualTo(Liveness.ALIVE);
+        kernel.heal("EV_ADD");
+        Counter b = new Counter();
+        ProcessWatcher.Watch wb = watcher.watch(203, st, b);
+        assertThat(kernel.hasKnote(203)).as("the next watch registers the knote again").isTrue();
+        kernel.exit(203);
+        assertThat(a.firedWithin(1000)).isTrue();
+        assertThat(b.firedWithin(1000)).isTrue();
+        wa.close();
+        wb.close();
+        assertThat(kernel.knoteCount()).isZero();
+    }
+
+    @Test
     void inspectionFailures_areUnknown_neverDead_andRegisterNothing() throws Exception {
         kernel.spawn(300, 10, 1);
         long st = watcher.startTime(300).orElseThrow();
