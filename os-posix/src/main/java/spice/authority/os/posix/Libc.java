@@ -97,6 +97,26 @@ final class Libc {
         private LinuxOnly() {}
     }
 
+    /**
+     * Handles that exist only on macOS, resolved on first use so that {@code Libc} still
+     * initialises on Linux (which has no {@code kqueue} and no {@code proc_pidinfo}).
+     * NOT RUN HERE: linked and called only on macOS.
+     */
+    private static final class DarwinOnly {
+        static final DarwinLayout LAYOUT = DarwinLayout.of(P);
+        static final MethodHandle KQUEUE = downcall("kqueue", FunctionDescriptor.of(JAVA_INT));
+        static final MethodHandle KEVENT = downcall("kevent",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+        /** In libproc, re-exported by libSystem. */
+        static final MethodHandle PROC_PIDINFO = downcall("proc_pidinfo",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS, JAVA_INT));
+        /** {@code socklen_t} is a {@code uint32_t} on macOS. */
+        static final MethodHandle GETSOCKOPT = downcall("getsockopt",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+
+        private DarwinOnly() {}
+    }
+
     /** {@code struct pollfd { int fd; short events; short revents; };} */
     private static final long POLLFD_SIZE = 8;
     private static final long POLLFD_EVENTS = 4;
@@ -446,6 +466,115 @@ final class Libc {
                     return r;
                 }
                 retryOrThrow(cs, "poll");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /** {@code int kqueue(void);} (macOS) A kqueue is not inherited by a child of fork(2). */
+    static int kqueue() throws PosixException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            while (true) {
+                int r = (int) DarwinOnly.KQUEUE.invokeExact(cs);
+                if (r >= 0) {
+                    return r;
+                }
+                retryOrThrow(cs, "kqueue");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /**
+     * {@code int kevent(int kq, const struct kevent *changelist, int nchanges, struct kevent
+     * *eventlist, int nevents, const struct timespec *timeout);} (macOS) The structs are byte
+     * arrays in the {@link DarwinLayout} of this platform; {@code timeoutNanos} below zero
+     * passes a NULL timeout (wait without limit). Retried on {@code EINTR} (the changes were
+     * applied before the wait; applying {@code EV_ADD} again is idempotent).
+     *
+     * @return the number of events written to {@code eventlist}
+     */
+    static int kevent(int kq, byte[] changelist, int nchanges, byte[] eventlist, int nevents, long timeoutNanos)
+            throws PosixException {
+        DarwinLayout l = DarwinOnly.LAYOUT;
+        java.util.Objects.checkFromIndexSize(0, (long) nchanges * l.keventSize, changelist.length);
+        java.util.Objects.checkFromIndexSize(0, (long) nevents * l.keventSize, eventlist.length);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            MemorySegment changes = arena.allocate(Math.max(changelist.length, 1), 8);
+            MemorySegment.copy(changelist, 0, changes, ValueLayout.JAVA_BYTE, 0, changelist.length);
+            MemorySegment events = arena.allocate(Math.max(eventlist.length, 1), 8);
+            MemorySegment timeout = MemorySegment.NULL;
+            if (timeoutNanos >= 0) {
+                timeout = arena.allocate(l.timespecSize, 8);
+                timeout.set(JAVA_LONG, 0, timeoutNanos / 1_000_000_000L);
+                timeout.set(JAVA_LONG, 8, timeoutNanos % 1_000_000_000L);
+            }
+            while (true) {
+                int r = (int) DarwinOnly.KEVENT.invokeExact(cs, kq, changes, nchanges, events, nevents, timeout);
+                if (r >= 0) {
+                    MemorySegment.copy(events, ValueLayout.JAVA_BYTE, 0, eventlist, 0, r * l.keventSize);
+                    return r;
+                }
+                retryOrThrow(cs, "kevent");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /**
+     * {@code int proc_pidinfo(int pid, int flavor, uint64_t arg, void *buffer, int buffersize);}
+     * (macOS, libproc) Returns the number of bytes filled in; the C function returns 0 (or -1)
+     * on failure with {@code errno} set, which is thrown (an errno of 0 included: unknown).
+     */
+    static int proc_pidinfo(int pid, int flavor, long arg, byte[] buffer) throws PosixException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            MemorySegment buf = arena.allocate(Math.max(buffer.length, 1), 8);
+            while (true) {
+                int r = (int) DarwinOnly.PROC_PIDINFO.invokeExact(cs, pid, flavor, arg, buf, buffer.length);
+                if (r > 0) {
+                    int n = Math.min(r, buffer.length);
+                    MemorySegment.copy(buf, ValueLayout.JAVA_BYTE, 0, buffer, 0, n);
+                    return r;
+                }
+                retryOrThrow(cs, "proc_pidinfo");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /**
+     * {@code int getsockopt(int socket, int level, int option_name, void *option_value,
+     * socklen_t *option_len);} with {@code *option_len = optval.length} on entry; copies the
+     * value into {@code optval} and returns the {@code option_len} the call left.
+     */
+    static int getsockopt(int fd, int level, int optname, byte[] optval) throws PosixException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            MemorySegment val = arena.allocate(Math.max(optval.length, 1), 8);
+            MemorySegment len = arena.allocate(JAVA_INT);
+            while (true) {
+                len.set(JAVA_INT, 0, optval.length);
+                if ((int) DarwinOnly.GETSOCKOPT.invokeExact(cs, fd, level, optname, val, len) == 0) {
+                    int n = len.get(JAVA_INT, 0);
+                    MemorySegment.copy(val, ValueLayout.JAVA_BYTE, 0, optval, 0, Math.min(Math.max(n, 0), optval.length));
+                    return n;
+                }
+                retryOrThrow(cs, "getsockopt");
             }
         } catch (PosixException e) {
             throw e;

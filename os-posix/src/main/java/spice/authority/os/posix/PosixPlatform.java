@@ -49,6 +49,12 @@ final class PosixPlatform {
      * {@code DirentLayoutTest} checks them against the headers.
      */
     private final Map<String, Long> directoryConstants;
+    /**
+     * macOS only: kqueue, {@code proc_pidinfo} and {@code LOCAL_PEERCRED} layouts and constants
+     * ({@link DarwinLayout}). Empty on Linux. Kept apart like {@link #processConstants()};
+     * {@code native/darwin_probe.c} prints exactly these keys ({@code DarwinProbeTest}).
+     */
+    private final Map<String, Long> darwinConstants;
 
     final int statSize;
     final Field stDev;
@@ -104,8 +110,9 @@ final class PosixPlatform {
 
     private PosixPlatform(String name, String fstatSymbol, String fstatatSymbol, long overflowUid,
                           Map<String, Long> constants, Map<String, Long> processConstants,
-                          Map<String, Long> directoryConstants) {
+                          Map<String, Long> directoryConstants, Map<String, Long> darwinConstants) {
         this.name = name;
+        this.darwinConstants = Map.copyOf(darwinConstants);
         this.fstatSymbol = fstatSymbol;
         this.fstatatSymbol = fstatatSymbol;
         this.overflowUid = overflowUid;
@@ -180,6 +187,16 @@ final class PosixPlatform {
     /** Whether this platform watches processes with pidfd (Linux). */
     boolean hasPidfd() {
         return SYS_pidfd_open >= 0 && EFD_CLOEXEC >= 0;
+    }
+
+    /** Whether this platform watches processes with kqueue and {@code proc_pidinfo} (macOS). */
+    boolean hasKqueue() {
+        return !darwinConstants.isEmpty();
+    }
+
+    /** The macOS kqueue, proc_info and xucred facts by C name; empty on Linux. */
+    Map<String, Long> darwinConstants() {
+        return darwinConstants;
     }
 
     /** The process watcher's constants by C name (not part of {@link #constants()}). */
@@ -371,7 +388,7 @@ final class PosixPlatform {
         stat(m, "st_uid", 28, 4);
         stat(m, "st_gid", 32, 4);
         stat(m, "st_size", 48, 8);
-        return new PosixPlatform("linux-x86_64", "fstat", "fstatat", 65534, m, linuxProcess(), linuxDirectory(217));
+        return new PosixPlatform("linux-x86_64", "fstat", "fstatat", 65534, m, linuxProcess(), linuxDirectory(217), Map.of());
     }
 
     /** glibc/musl aarch64: the asm-generic {@code struct stat}; mode before a 4-byte nlink. */
@@ -387,7 +404,7 @@ final class PosixPlatform {
         stat(m, "st_uid", 24, 4);
         stat(m, "st_gid", 28, 4);
         stat(m, "st_size", 48, 8);
-        return new PosixPlatform("linux-aarch64", "fstat", "fstatat", 65534, m, linuxProcess(), linuxDirectory(61));
+        return new PosixPlatform("linux-aarch64", "fstat", "fstatat", 65534, m, linuxProcess(), linuxDirectory(61), Map.of());
     }
 
     /** macOS, 64-bit inodes (the only layout on arm64; {@code $INODE64} symbols on x86_64). */
@@ -419,7 +436,74 @@ final class PosixPlatform {
         stat(m, "st_uid", 16, 4);
         stat(m, "st_gid", 20, 4);
         stat(m, "st_size", 96, 8);
-        return new PosixPlatform(name, fstat, fstatat, -1, m, processCommon(), Map.of());
+        return new PosixPlatform(name, fstat, fstatat, -1, m, processCommon(), Map.of(), macosDarwin());
+    }
+
+    private static void member(Map<String, Long> m, String struct, String member, int offset, int size) {
+        m.put("offsetof." + struct + "." + member, (long) offset);
+        m.put("sizeof." + struct + "." + member, (long) size);
+    }
+
+    /**
+     * macOS {@code <sys/event.h>}, {@code <sys/proc_info.h>}, {@code <sys/proc.h>},
+     * {@code <sys/ucred.h>} and {@code <sys/un.h>}: the same on x86_64 and arm64 (both LP64; the
+     * {@code #pragma pack(4)} of {@code struct kevent} applies to i386 only). Checked on macOS by
+     * {@code native/darwin_probe.c}; never compiled on this project's Linux machines.
+     *
+     * <pre>
+     * struct kevent { uintptr_t ident; int16_t filter; uint16_t flags; uint32_t fflags;
+     *                 intptr_t data; void *udata; };                          // 32 bytes
+     * struct proc_bsdinfo { uint32_t pbi_flags, pbi_status, pbi_xstatus, pbi_pid, pbi_ppid;
+     *                 uid_t pbi_uid; gid_t pbi_gid; uid_t pbi_ruid; gid_t pbi_rgid;
+     *                 uid_t pbi_svuid; gid_t pbi_svgid; uint32_t rfu_1; char pbi_comm[16];
+     *                 char pbi_name[32]; uint32_t pbi_nfiles, pbi_pgid, pbi_pjobc, e_tdev,
+     *                 e_tpgid; int32_t pbi_nice; uint64_t pbi_start_tvsec, pbi_start_tvusec; };
+     *                                                                         // 136 bytes
+     * struct xucred { u_int cr_version; uid_t cr_uid; short cr_ngroups;
+     *                 gid_t cr_groups[NGROUPS]; };                            // 76 bytes
+     * </pre>
+     */
+    private static Map<String, Long> macosDarwin() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("sizeof.struct_kevent", 32L);
+        member(m, "kevent", "ident", 0, 8);
+        member(m, "kevent", "filter", 8, 2);
+        member(m, "kevent", "flags", 10, 2);
+        member(m, "kevent", "fflags", 12, 4);
+        member(m, "kevent", "data", 16, 8);
+        member(m, "kevent", "udata", 24, 8);
+        m.put("sizeof.struct_timespec", 16L);
+        m.put("EVFILT_PROC", -5L);
+        m.put("EV_ADD", 0x0001L);
+        m.put("EV_DELETE", 0x0002L);
+        m.put("EV_ONESHOT", 0x0010L);
+        m.put("EV_RECEIPT", 0x0040L);
+        m.put("EV_ERROR", 0x4000L);
+        m.put("EV_EOF", 0x8000L);
+        m.put("NOTE_EXIT", 0x80000000L);
+        m.put("sizeof.struct_proc_bsdinfo", 136L);
+        member(m, "proc_bsdinfo", "pbi_flags", 0, 4);
+        member(m, "proc_bsdinfo", "pbi_status", 4, 4);
+        member(m, "proc_bsdinfo", "pbi_pid", 12, 4);
+        member(m, "proc_bsdinfo", "pbi_ppid", 16, 4);
+        member(m, "proc_bsdinfo", "pbi_uid", 20, 4);
+        member(m, "proc_bsdinfo", "pbi_ruid", 28, 4);
+        member(m, "proc_bsdinfo", "pbi_start_tvsec", 120, 8);
+        member(m, "proc_bsdinfo", "pbi_start_tvusec", 128, 8);
+        m.put("PROC_PIDTBSDINFO", 3L);
+        m.put("PROC_FLAG_INEXIT", 4L);
+        m.put("SZOMB", 5L);
+        m.put("sizeof.struct_xucred", 76L);
+        member(m, "xucred", "cr_version", 0, 4);
+        member(m, "xucred", "cr_uid", 4, 4);
+        member(m, "xucred", "cr_ngroups", 8, 2);
+        m.put("XUCRED_VERSION", 0L);
+        m.put("SOL_LOCAL", 0L);
+        m.put("LOCAL_PEERCRED", 0x001L);
+        m.put("LOCAL_PEERPID", 0x002L);
+        m.put("sizeof.pid_t", 4L);
+        m.put("sizeof.socklen_t", 4L);
+        return m;
     }
 
     @Override

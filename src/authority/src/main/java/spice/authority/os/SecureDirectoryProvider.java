@@ -50,4 +50,22 @@ public interface SecureDirectoryProvider {
     default ProcessWatcher processWatcher() {
         throw new UnsupportedOperationException("no process watcher on " + platform());
     }
+
+    /**
+     * The credentials of the peer of a connected Unix-domain socket, read from the socket itself
+     * by the platform (macOS: {@code LOCAL_PEERCRED} and {@code LOCAL_PEERPID} at level
+     * {@code SOL_LOCAL}). For a transport that does not expose them reliably; the descriptor
+     * stays the caller's (it is neither closed nor kept).
+     *
+     * <p>The default refuses (no silent fallback): on Linux the application reads
+     * {@code SO_PEERCRED} from its transport.
+     *
+     * @param socketFd a connected {@code AF_UNIX} stream socket
+     * @throws java.io.IOException when the kernel does not answer them (not a connected Unix
+     *     socket, an unknown credential layout): the peer is then unknown and must be refused
+     * @throws UnsupportedOperationException if this platform does not read them here
+     */
+    default PeerCredentials peerCredentials(int socketFd) throws java.io.IOException {
+        throw new UnsupportedOperationException("no socket peer credentials from " + platform());
+    }
 }

@@ -3,6 +3,7 @@ package spice.authority.app.api;
 import io.netty.channel.Channel;
 import io.netty.channel.unix.PeerCredentials;
 import io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.netty.channel.unix.UnixChannel;
 import io.netty.util.AttributeKey;
 import io.quarkus.vertx.http.runtime.filters.Filters;
 import io.vertx.core.http.HttpConnection;
@@ -16,17 +17,22 @@ import java.security.MessageDigest;
 import java.util.OptionalLong;
 import spice.authority.app.runtime.RequestGate;
 import spice.authority.app.runtime.ServeContext;
+import spice.authority.os.SecureDirectories;
 
 /**
  * The first filter on every request (API and {@code /q/*}): refuses new work while draining, then
- * authenticates the transport. On a Unix socket the peer's uid (SO_PEERCRED) must equal the
- * helper's; on TCP the request must carry the bearer token. The peer pid is attached for sessions.
+ * authenticates the transport. On a Unix socket the peer's uid (SO_PEERCRED on Linux,
+ * LOCAL_PEERCRED on macOS) must equal the helper's; on TCP the request must carry the bearer
+ * token. The peer pid is attached for sessions.
  */
 @ApplicationScoped
 public class TransportGuard {
     /** Routing-context key of the caller's pid (Unix socket only). */
     public static final String PEER_PID = "spice.peer.pid";
-    private static final AttributeKey<PeerCredentials> CREDS = AttributeKey.valueOf("spice.peer.credentials");
+    private static final AttributeKey<Peer> CREDS = AttributeKey.valueOf("spice.peer.credentials");
+
+    /** The peer of a Unix-socket connection, as its kernel recorded it at connect time. */
+    private record Peer(int pid, long uid) {}
 
     @Inject
     ServeContext serve;
@@ -70,7 +76,7 @@ public class TransportGuard {
     private void filter(RoutingContext rc) {
         ServeContext ctx = serve;
         if (ctx.endpoint() instanceof ServeContext.Endpoint.Unix) {
-            PeerCredentials pc = peer(rc.request().connection());
+            Peer pc = peer(rc.request().connection());
             if (pc == null) {
                 fail(rc, 401, "unauthorized", "peer credentials unavailable", true);
                 return;
@@ -169,25 +175,43 @@ public class TransportGuard {
         return config.maxControlBody();
     }
 
-    private static PeerCredentials peer(HttpConnection conn) {
+    /**
+     * Linux: Netty's epoll channel ({@code SO_PEERCRED}). macOS: the platform reads
+     * {@code LOCAL_PEERCRED} and {@code LOCAL_PEERPID} at level {@code SOL_LOCAL} from the
+     * kqueue channel's descriptor (os-posix); Netty's own kqueue {@code peerCredentials()} is not
+     * used, because it asks at other levels. Anything else: null, and the request is refused.
+     *
+     * <p>RACE: none on the descriptor: this runs on the channel's event loop, which alone closes it.
+     */
+    private static Peer peer(HttpConnection conn) {
         if (!(conn instanceof ConnectionBase cb)) {
             return null;
         }
         Channel ch = cb.channel();
-        PeerCredentials cached = ch.attr(CREDS).get();
+        Peer cached = ch.attr(CREDS).get();
         if (cached != null) {
             return cached;
         }
-        if (!(ch instanceof EpollDomainSocketChannel d)) {
+        Peer p;
+        if (ch instanceof EpollDomainSocketChannel d) {
+            try {
+                PeerCredentials pc = d.peerCredentials();
+                p = new Peer(pc.pid(), pc.uid());
+            } catch (java.io.IOException e) {
+                return null;
+            }
+        } else if (ch instanceof UnixChannel u) {
+            try {
+                spice.authority.os.PeerCredentials pc = SecureDirectories.provider().peerCredentials(u.fd().intValue());
+                p = new Peer(Math.toIntExact(pc.pid()), pc.uid());
+            } catch (java.io.IOException | RuntimeException e) {
+                return null; // SECURITY: credentials that cannot be read are no credentials
+            }
+        } else {
             return null;
         }
-        try {
-            PeerCredentials pc = d.peerCredentials();
-            ch.attr(CREDS).set(pc);
-            return pc;
-        } catch (java.io.IOException e) {
-            return null;
-        }
+        ch.attr(CREDS).set(p);
+        return p;
     }
 
     /**
