@@ -61,7 +61,7 @@ public final class AuthorityChild {
 
     private static void own(RunAuthority authority, String runId, Path payload, Path out) throws Exception {
         ActiveRun run = authority.start(runId, Cancellation.none());
-        Envelope env = run.seal(Snapshot.decode(Files.readAllBytes(payload)), Cancellation.none());
+        Envelope env = run.seal(Snapshot.decode(Files.readAllBytes(payload)), Cancellation.none()).envelope();
         Files.write(out, env.toBinary());
         System.out.println("READY");
         System.out.flush();

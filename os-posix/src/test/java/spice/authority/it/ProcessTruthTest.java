@@ -95,7 +95,7 @@ class ProcessTruthTest {
             for (int i = 0; i < rounds; i++) {
                 String run = "race-" + i;
                 ActiveRun r = a.start(run, NONE);
-                Envelope e = r.seal(Snapshot.decode(payload(run).getBytes(StandardCharsets.UTF_8)), NONE);
+                Envelope e = r.seal(Snapshot.decode(payload(run).getBytes(StandardCharsets.UTF_8)), NONE).envelope();
                 r.close();
                 Path f = root.resolve(run + ".pb");
                 Files.write(f, e.toBinary());
@@ -180,7 +180,7 @@ class ProcessTruthTest {
                     for (int i = 0; i < 10; i++) {
                         String id = "t" + thread + "-" + i;
                         ActiveRun r = a.start(id, NONE);
-                        Envelope e = r.seal(Snapshot.decode(payload(id).getBytes(StandardCharsets.UTF_8)), NONE);
+                        Envelope e = r.seal(Snapshot.decode(payload(id).getBytes(StandardCharsets.UTF_8)), NONE).envelope();
                         r.close();
                         RunImport imp = a.prepareImport(e, NONE);
                         imp.consume(NONE);

@@ -89,7 +89,7 @@ class WriteOutcomeTest {
         };
         Prepare prepared = a -> {
             ActiveRun r = a.start(RUN, NONE);
-            Envelope e = r.seal(suspended, NONE);
+            Envelope e = r.seal(suspended, NONE).envelope();
             r.close();
             return a.prepareImport(e, NONE);
         };

@@ -2,6 +2,8 @@ package spice.authority.app;
 
 import io.quarkus.runtime.annotations.QuarkusMain;
 import spice.authority.app.cli.Main;
+import spice.authority.app.command.ExitCodes;
+import spice.authority.app.command.ExitCodes;
 import spice.authority.app.serve.ServeCommand;
 
 /**
@@ -17,7 +19,6 @@ public final class QuarkusEntry {
         // Quarkus logs through JBoss LogManager; set it before anything (the platform selection
         // log line of 'serve') touches java.util.logging.
         System.setProperty("java.util.logging.manager", "org.jboss.logmanager.LogManager");
-        Main.QUARKUS_RUNNER.set(true);
         ServeCommand fast = ServeCommand.fastArgs(args);
         if (fast != null) {
             int code;
@@ -25,13 +26,13 @@ public final class QuarkusEntry {
                 code = fast.serve(new java.io.PrintWriter(System.err, true));
             } catch (java.io.IOException e) {
                 System.err.println("spice-authority: refused to start: " + e.getMessage());
-                code = spice.authority.app.cli.Cli.REFUSED;
+                code = ExitCodes.REFUSED;
             }
-            if (code != spice.authority.app.cli.ServeMarker.SERVED) {
+            if (code != ExitCodes.SERVED) {
                 System.exit(code);
             }
             return;
         }
-        Main.main(args);
+        Main.runAndExit(true, args);
     }
 }

@@ -1,6 +1,5 @@
 package spice.authority.core;
 
-import java.util.concurrent.CancellationException;
 import spice.authority.os.StableLock;
 import spice.authority.snapshot.crypto.Claim;
 import spice.authority.snapshot.crypto.ClaimInput;
@@ -59,10 +58,19 @@ public final class ActiveRun implements AutoCloseable {
     }
 
     /**
+     * What sealing a snapshot did: the signed envelope, and whether this lease ended with it (a
+     * terminal snapshot's tombstone releases the lock; a SUSPENDED one keeps it).
+     */
+    public record Sealed(Envelope envelope, boolean leaseEnded) {}
+
+    /** A claim, and whether the transition that bound it ended the lease. */
+    private record Signed(Claim claim, boolean leaseEnded) {}
+
+    /**
      * Signs a snapshot and persists the transition: SUSPENDED at this generation with the claim
      * bound (lock kept), or the terminal tombstone (lock released).
      */
-    public synchronized Claim signSnapshot(ClaimInput input, Cancellation c) throws AuthorityException {
+    private synchronized Signed sign(ClaimInput input, Cancellation c) throws AuthorityException {
         requireLive();
         if (!runId.equals(input.runId())) {
             throw new AuthorityException.State("snapshot run ID differs from the owned run " + runId);
@@ -78,39 +86,32 @@ public final class ActiveRun implements AutoCloseable {
                     input.sha256(), claim.hmac());
             if (remembered != null) {
                 if (remembered.equals(binding)) {
-                    return rememberedClaim; // identical repeat: idempotent, nothing written
+                    return new Signed(rememberedClaim, false); // identical repeat: idempotent, nothing written
                 }
                 throw new AuthorityException.State("run " + runId + " is already suspended with a different snapshot");
             }
             write(store.newRecord(runId, generation, Phase.SUSPENDED, binding), c, "suspend");
             remembered = binding;
             rememberedClaim = claim;
-            return claim;
+            return new Signed(claim, false);
         }
         write(store.newRecord(runId, generation, phase, null), c, "sign terminal");
         finish();
-        return claim;
+        return new Signed(claim, true);
     }
 
     /**
-     * Validates nothing more and seals {@code snapshot} into an envelope signed through
-     * {@link #signSnapshot}; the envelope's fields come from the snapshot itself.
+     * Validates nothing more and seals {@code snapshot} into an envelope signed as
+     * {@link #sign} does; the envelope's fields come from the snapshot itself.
+     *
+     * @return the envelope, and whether the lease ended with it (terminal snapshot)
      */
-    public Envelope seal(Snapshot snapshot, Cancellation c) throws AuthorityException {
-        AuthorityException[] failure = new AuthorityException[1];
+    public Sealed seal(Snapshot snapshot, Cancellation c) throws AuthorityException {
+        Envelopes.Unsigned unsigned = Envelopes.unsigned(snapshot);
+        Signed signed = sign(unsigned.claimInput(), c);
         try {
-            return Envelopes.seal(snapshot, input -> {
-                try {
-                    return signSnapshot(input, c);
-                } catch (AuthorityException e) {
-                    failure[0] = e;
-                    throw e;
-                }
-            });
-        } catch (SigningException | CancellationException e) {
-            if (failure[0] != null) {
-                throw failure[0];
-            }
+            return new Sealed(unsigned.seal(signed.claim()), signed.leaseEnded());
+        } catch (SigningException e) {
             throw new AuthorityException.Unavailable("signing failed for run " + runId);
         }
     }

@@ -82,7 +82,7 @@ class AuthorityFailureTest {
                 new Transition("consume", "SUSPENDED@1", "IMPORTING@2", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
                         ActiveRun r = a.start(RUN, NONE);
-                        Envelope e = r.seal(s1, NONE);
+                        Envelope e = r.seal(s1, NONE).envelope();
                         r.close();
                         return a.prepareImport(e, NONE);
                     }
@@ -94,7 +94,7 @@ class AuthorityFailureTest {
                 new Transition("activate", "IMPORTING@2", "ACTIVE@2", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
                         ActiveRun r = a.start(RUN, NONE);
-                        Envelope e = r.seal(s1, NONE);
+                        Envelope e = r.seal(s1, NONE).envelope();
                         r.close();
                         RunImport imp = a.prepareImport(e, NONE);
                         imp.consume(NONE);
@@ -236,7 +236,7 @@ class AuthorityFailureTest {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
         ActiveRun r = a.start(RUN, NONE);
-        Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE);
+        Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
         dir.failAt(MemoryDirectory.Step.RENAME_FAILS, 0, false);
         assertThatThrownBy(() -> r.resume(NONE)).isInstanceOf(AuthorityException.Uncertain.class);
         assertThatThrownBy(() -> r.resume(NONE)).isInstanceOf(AuthorityException.Uncertain.class);
@@ -332,7 +332,7 @@ class AuthorityFailureTest {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
         ActiveRun r = a.start(RUN, NONE);
-        Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE);
+        Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
         r.close();
         a.close(Duration.ofSeconds(1));
         assertThat(a.masterKeyZeroed()).isTrue();
@@ -349,13 +349,13 @@ class AuthorityFailureTest {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
         ActiveRun r = a.start(RUN, NONE);
-        Envelope good = r.seal(Fixtures.suspended(RUN, 7), NONE);
+        Envelope good = r.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
         r.close();
         // A second authority (another scope) and tampered records all fail identically.
         MemoryDirectory other = new MemoryDirectory();
         RunAuthority b = Fixtures.open(other);
         ActiveRun r2 = b.start(RUN, NONE);
-        Envelope foreign = r2.seal(Fixtures.suspended(RUN, 7), NONE);
+        Envelope foreign = r2.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
         r2.close();
         Set<String> messages = new java.util.HashSet<>();
         for (Envelope e : List.of(foreign, Envelope.parse(good.toBinary()))) {
@@ -391,7 +391,7 @@ class AuthorityFailureTest {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
         ActiveRun r = a.start(RUN, NONE);
-        Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE);
+        Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
         r.close();
         RunImport imp = a.prepareImport(e, NONE);
         dir.errorAfterRename(0);
@@ -407,7 +407,7 @@ class AuthorityFailureTest {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
         ActiveRun owner = a.start(RUN, NONE);
-        Envelope e = owner.seal(Fixtures.suspended(RUN, 7), NONE);
+        Envelope e = owner.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
         boolean[] once = {false};
         // Between the importer's first fence check and its lock, the owner's tombstone write fails
         // at the rename (record still SUSPENDED, run fenced) and the owner lets go.

@@ -69,14 +69,14 @@ class ConcurrencyTest {
         assertThat(winners).hasSize(1);
         assertThat(losers).hasSize(15).allMatch(c -> c.equals("busy") || c.equals("state_conflict"));
         ActiveRun owner = winners.poll();
-        Envelope env = owner.seal(Fixtures.suspended(run, 7), NONE);
+        Envelope env = owner.seal(Fixtures.suspended(run, 7), NONE).envelope();
         owner.close();
 
         for (int round = 0; round < 20; round++) {
             MemoryDirectory d = new MemoryDirectory();
             RunAuthority b = Fixtures.open(d);
             ActiveRun o = b.start(run, NONE);
-            Envelope e = o.seal(Fixtures.suspended(run, 7), NONE);
+            Envelope e = o.seal(Fixtures.suspended(run, 7), NONE).envelope();
             o.close();
             AtomicInteger activated = new AtomicInteger();
             ConcurrentLinkedQueue<String> outcomes = new ConcurrentLinkedQueue<>();

@@ -101,7 +101,7 @@ class IdentityFileRecheckTest {
                 new Transition("prepare import", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
                         ActiveRun r = a.start(RUN, NONE);
-                        Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE);
+                        Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
                         r.close();
                         return e;
                     }
@@ -113,7 +113,7 @@ class IdentityFileRecheckTest {
                 new Transition("consume", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
                         ActiveRun r = a.start(RUN, NONE);
-                        Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE);
+                        Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
                         r.close();
                         return a.prepareImport(e, NONE);
                     }
@@ -125,7 +125,7 @@ class IdentityFileRecheckTest {
                 new Transition("activate", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
                         ActiveRun r = a.start(RUN, NONE);
-                        Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE);
+                        Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
                         r.close();
                         RunImport imp = a.prepareImport(e, NONE);
                         imp.consume(NONE);

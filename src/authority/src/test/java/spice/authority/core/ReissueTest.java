@@ -33,7 +33,7 @@ class ReissueTest {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
         ActiveRun owner = a.start(RUN, NONE);
-        Envelope first = owner.seal(S7, NONE);
+        Envelope first = owner.seal(S7, NONE).envelope();
         Map<String, byte[]> before = dir.snapshotFiles();
         int writes = dir.writeCount();
 
@@ -58,7 +58,7 @@ class ReissueTest {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
         ActiveRun owner = a.start(RUN, NONE);
-        Envelope first = owner.seal(S7, NONE);
+        Envelope first = owner.seal(S7, NONE).envelope();
         owner.close(); // the owner died: SUSPENDED, lock free
         Map<String, byte[]> before = dir.snapshotFiles();
 

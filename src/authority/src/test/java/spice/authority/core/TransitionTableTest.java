@@ -79,7 +79,7 @@ class TransitionTableTest {
             }
             case SUSPENDED_OWNED, SUSPENDED_FREE, PREPARED, IMPORTING_CONSUMED, IMPORTING_ORPHAN -> {
                 w.owner = w.authority.start(RUN, c);
-                w.envelope = w.owner.seal(S1, c);
+                w.envelope = w.owner.seal(S1, c).envelope();
                 if (s != Situation.SUSPENDED_OWNED) {
                     w.owner.close();
                 }
@@ -99,7 +99,7 @@ class TransitionTableTest {
             }
             case COMPLETED -> {
                 w.owner = w.authority.start(RUN, c);
-                w.envelope = w.owner.seal(DONE, c);
+                w.envelope = w.owner.seal(DONE, c).envelope();
             }
             case FAILED -> {
                 w.owner = w.authority.start(RUN, c);

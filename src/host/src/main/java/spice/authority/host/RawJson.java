@@ -27,6 +27,25 @@ public final class RawJson {
         return new String(bytes, StandardCharsets.UTF_8);
     }
 
+    /**
+     * The document as an object: members in order, values {@code String}, {@code Long} (unsigned
+     * integers only), {@code Boolean}, {@code null}, lists and nested maps; repeated members refused.
+     *
+     * @throws java.io.IOException when it is not such an object
+     */
+    public java.util.Map<String, Object> object() throws java.io.IOException {
+        try {
+            return Json.object(bytes);
+        } catch (Json.Malformed e) {
+            throw new java.io.IOException("not a JSON object of strings, unsigned integers, booleans and nulls");
+        }
+    }
+
+    /** A document from text (e.g. one line of JSON-lines output). */
+    public static RawJson of(String text) {
+        return new RawJson(text.getBytes(StandardCharsets.UTF_8));
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof RawJson r && Arrays.equals(bytes, r.bytes);

@@ -17,18 +17,23 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.enums.ParameterIn;
+import org.eclipse.microprofile.openapi.annotations.enums.SchemaType;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.logging.Logger;
-import spice.authority.app.cli.InspectView;
-import spice.authority.app.serve.ServeContext;
+import spice.authority.app.runtime.HelperConfig;
+import spice.authority.app.view.InspectView;
+import spice.authority.app.runtime.ServeContext;
 import spice.authority.app.session.ImportTx;
 import spice.authority.app.session.Session;
 import spice.authority.app.session.SessionRegistry;
 import spice.authority.app.text.LogText;
+import spice.authority.app.view.JsonTree;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.Cancellation;
@@ -50,17 +55,21 @@ import spice.authority.snapshot.payload.Snapshot;
 @Tag(name = "v1")
 public class ApiResources {
     private static final Logger LOG = Logger.getLogger(ApiResources.class);
-    static final String SESSION = "Spice-Session";
+    static final String SESSION = SessionFilter.HEADER;
     private static final String PROBLEM = Problems.MEDIA_TYPE;
 
     @Inject
     SessionRegistry sessions;
 
+    /** The session a {@link SessionRequired} call named, resolved once by {@link SessionFilter}. */
+    @Inject
+    CallerSession caller;
+
     @Inject
     Metrics metrics;
 
     @Inject
-    spice.authority.app.serve.HelperConfig config;
+    HelperConfig config;
 
     @Inject
     ServeContext serve;
@@ -104,16 +113,16 @@ public class ApiResources {
     @RequestBody(required = false, content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Dto.SessionRequest.class)))
     public Dto.SessionResponse openSession(@Context RoutingContext rc) {
         byte[] body = BodyReader.of(rc);
-        Caller caller = Caller.of(rc);
+        Caller from = Caller.of(rc);
         long pid;
         boolean fromCreds;
-        if (caller.peerPid().isPresent()) {
+        if (from.peerPid().isPresent()) {
             Dto.SessionRequest req = Dto.SessionRequest.read(body, config.maxControlBody());
             if (req != null && req.pid() != null) {
-                Session s = sessions.openForAncestor(caller.peerPid().getAsLong(), req.pid());
+                Session s = sessions.openForAncestor(from.peerPid().getAsLong(), req.pid());
                 return new Dto.SessionResponse(s.id(), s.pid());
             }
-            pid = caller.peerPid().getAsLong();
+            pid = from.peerPid().getAsLong();
             fromCreds = true;
         } else {
             Dto.SessionRequest req = Dto.SessionRequest.read(body, config.maxControlBody());
@@ -132,8 +141,9 @@ public class ApiResources {
     @Operation(summary = "Close a session; releases its run leases and aborts its imports")
     @APIResponse(responseCode = "204", description = "closed")
     @APIResponse(responseCode = "401", description = "unauthorized: unknown session or another process's", content = @Content(mediaType = PROBLEM))
-    public Response closeSession(@Context RoutingContext rc, @PathParam("session") String id) {
-        Session s = sessions.require(id, Caller.of(rc).peerPid());
+    @SessionRequired
+    public Response closeSession(@PathParam("session") String id) {
+        Session s = caller.get();
         sessions.close(s, "closed by its host");
         return Response.noContent().build();
     }
@@ -201,9 +211,11 @@ public class ApiResources {
     @APIResponse(responseCode = "409", description = "busy or state_conflict (the run ID exists)", content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "429", description = "busy: the session's lease quota or the helper's descriptor reserve", content = @Content(mediaType = PROBLEM))
     @RequestBody(required = true, content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Dto.StartRequest.class)))
-    public Dto.RunView start(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId) throws AuthorityException {
+    @SessionRequired
+    @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
+    public Dto.RunView start(@Context RoutingContext rc) throws AuthorityException {
         byte[] body = BodyReader.of(rc);
-        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        Session s = caller.get();
         Dto.StartRequest req = Dto.StartRequest.read(body, config.maxControlBody());
         if (req == null || req.runId() == null) {
             throw ApiException.invalidRequest("POST /v1/runs needs {\"run_id\": \"...\"}");
@@ -246,10 +258,12 @@ public class ApiResources {
             + "the run, or a run that is not SUSPENDED)", content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "500", description = "uncertain: the write's outcome is unknown", content = @Content(mediaType = PROBLEM))
     @RequestBody(required = true, content = @Content(mediaType = Bodies.PAYLOAD))
-    public Response sign(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @HeaderParam("Accept") String accept,
+    @SessionRequired
+    @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
+    public Response sign(@Context RoutingContext rc, @HeaderParam("Accept") String accept,
                          @PathParam("run_id") String runId) throws AuthorityException {
         byte[] body = BodyReader.of(rc);
-        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        Session s = caller.get();
         Bodies.requireSize(body, Snapshot.MAX_PAYLOAD_BYTES, "payload");
         Snapshot snapshot;
         try {
@@ -273,13 +287,13 @@ public class ApiResources {
             return envelopeResponse(again, accept);
         }
         ActiveRun run = lease.get();
-        Envelope env = counted(snapshot.status().isTerminal() ? "sign_terminal" : "sign_suspended",
+        ActiveRun.Sealed sealed = counted(snapshot.status().isTerminal() ? "sign_terminal" : "sign_suspended",
                 () -> run.seal(snapshot, Cancellation.none()));
-        if (run.isClosed()) {
+        if (sealed.leaseEnded()) {
             sessions.forget(s, runId); // terminal: the lease ended with the tombstone
         }
         LOG.infof("run %s signed %s at sequence %s", LogText.of(runId), snapshot.status().wire(), Long.toUnsignedString(snapshot.lastSequence()));
-        return envelopeResponse(env, accept);
+        return envelopeResponse(sealed.envelope(), accept);
     }
 
     static Response envelopeResponse(Envelope env, String accept) {
@@ -293,9 +307,11 @@ public class ApiResources {
     @Path("/runs/{run_id}/resume")
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Local resume: durable ACTIVE at the next generation; the earlier envelope never verifies again")
-    public Dto.RunView resume(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
+    @SessionRequired
+    @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
+    public Dto.RunView resume(@PathParam("run_id") String runId)
             throws AuthorityException {
-        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        Session s = caller.get();
         requireRunId(runId);
         ActiveRun run = sessions.leaseOf(s, runId);
         counted("resume", () -> {
@@ -309,9 +325,11 @@ public class ApiResources {
     @Path("/runs/{run_id}/lease")
     @Operation(summary = "Release the lease (the host stopped); nothing is written")
     @APIResponse(responseCode = "204", description = "released")
-    public Response release(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
+    @SessionRequired
+    @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
+    public Response release(@PathParam("run_id") String runId)
             throws AuthorityException {
-        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        Session s = caller.get();
         requireRunId(runId);
         sessions.leaseOf(s, runId);
         sessions.release(s, runId);
@@ -327,9 +345,10 @@ public class ApiResources {
     @APIResponse(responseCode = "400", description = "invalid_request: " + RunId.RULE, content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "409", description = "busy (a live owner, also of a SUSPENDED run) or state_conflict (no record, "
             + "or a tombstone already)", content = @Content(mediaType = PROBLEM))
-    public Dto.RunView abandon(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("run_id") String runId)
+    @SessionRequired
+    @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
+    public Dto.RunView abandon(@PathParam("run_id") String runId)
             throws AuthorityException {
-        sessions.require(sessionId, Caller.of(rc).peerPid());
         RunId id = requireRunId(runId);
         // A live owner (a session here, an import, or another process) holds the run's lock: abandon refuses busy.
         // An owner proven dead whose exit was not handled yet is closed first; an unknown one keeps the run.
@@ -354,10 +373,12 @@ public class ApiResources {
     @APIResponse(responseCode = "429", description = "busy: the session's import or lease quota, or the helper's descriptor reserve",
             content = @Content(mediaType = PROBLEM))
     @RequestBody(required = true, content = @Content(mediaType = Bodies.PROTOBUF))
-    public Dto.ImportView prepare(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId,
+    @SessionRequired
+    @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
+    public Dto.ImportView prepare(@Context RoutingContext rc,
                                   @HeaderParam("Content-Type") String contentType) throws AuthorityException {
         byte[] body = BodyReader.of(rc);
-        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        Session s = caller.get();
         Bodies.requireSize(body, Envelope.MAX_ENCODED_BYTES * 2, "envelope");
         Envelope env;
         try {
@@ -386,9 +407,11 @@ public class ApiResources {
     @Path("/imports/{import}/consume")
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "The consume point: durable IMPORTING")
-    public Dto.RunView consume(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("import") String importId)
+    @SessionRequired
+    @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
+    public Dto.RunView consume(@PathParam("import") String importId)
             throws AuthorityException {
-        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        Session s = caller.get();
         ImportTx tx = sessions.importOf(s, importId);
         counted("consume", () -> {
             tx.runImport().consume(Cancellation.none());
@@ -402,9 +425,11 @@ public class ApiResources {
     @Path("/imports/{import}/activate")
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Durable ACTIVE; the run lease now belongs to the session")
-    public Dto.RunView activate(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("import") String importId)
+    @SessionRequired
+    @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
+    public Dto.RunView activate(@PathParam("import") String importId)
             throws AuthorityException {
-        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        Session s = caller.get();
         ImportTx tx = sessions.importOf(s, importId);
         ActiveRun run = counted("activate", () -> tx.runImport().activate(Cancellation.none()));
         sessions.removeImport(tx);
@@ -418,9 +443,11 @@ public class ApiResources {
     @Operation(summary = "Abort: clean before consume; after consume the run stays IMPORTING and this answers uncertain")
     @APIResponse(responseCode = "204", description = "aborted cleanly")
     @APIResponse(responseCode = "500", description = "uncertain: aborted after the consume point", content = @Content(mediaType = PROBLEM))
-    public Response abort(@Context RoutingContext rc, @HeaderParam(SESSION) String sessionId, @PathParam("import") String importId)
+    @SessionRequired
+    @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
+    public Response abort(@PathParam("import") String importId)
             throws AuthorityException {
-        Session s = sessions.require(sessionId, Caller.of(rc).peerPid());
+        Session s = caller.get();
         ImportTx tx = sessions.importOf(s, importId);
         sessions.removeImport(tx);
         tx.runImport().abort();
@@ -446,6 +473,6 @@ public class ApiResources {
             throw ApiException.invalidRequest(e.getMessage());
         }
         InspectView.Result v = InspectView.of(env, json ? "protobuf JSON mapping" : "binary protobuf", null);
-        return Response.ok(Json.pretty(v.view()), MediaType.APPLICATION_JSON).build();
+        return Response.ok(JsonTree.pretty(v.view()), MediaType.APPLICATION_JSON).build();
     }
 }

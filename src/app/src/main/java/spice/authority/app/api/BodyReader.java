@@ -7,7 +7,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jboss.logging.Logger;
-import spice.authority.app.serve.HelperConfig;
+import spice.authority.app.runtime.HelperConfig;
 import spice.authority.snapshot.payload.Snapshot;
 
 /**

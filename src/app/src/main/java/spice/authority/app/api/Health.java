@@ -9,7 +9,7 @@ import jakarta.inject.Inject;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import spice.authority.app.serve.ServeContext;
+import spice.authority.app.runtime.ServeContext;
 
 /**
  * Health in MicroProfile Health's JSON form, at Quarkus's paths:

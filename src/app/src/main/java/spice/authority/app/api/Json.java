@@ -8,9 +8,7 @@ import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.StreamWriteFeature;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -19,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import spice.authority.app.view.JsonTree;
 
 /**
  * The control API's small JSON bodies, on jackson-core's streaming parser and generator only (no
@@ -168,43 +167,12 @@ public final class Json {
         out.flush();
     }
 
-    /** A JSON text of a body or of a tree of maps, lists, strings, numbers and booleans, indented. */
-    public static String pretty(Object value) {
-        StringWriter w = new StringWriter();
-        try (JsonGenerator g = FACTORY.createGenerator(w)) {
-            g.useDefaultPrettyPrinter();
-            writeValue(g, value);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return w.toString();
-    }
-
     private static void writeValue(JsonGenerator g, Object v) throws IOException {
-        switch (v) {
-            case null -> g.writeNull();
-            case Body b -> b.write(g);
-            case String s -> g.writeString(s);
-            case Boolean b -> g.writeBoolean(b);
-            case Integer i -> g.writeNumber(i);
-            case Long l -> g.writeNumber(l);
-            case BigInteger b -> g.writeNumber(b);
-            case Map<?, ?> m -> {
-                g.writeStartObject();
-                for (Map.Entry<?, ?> e : m.entrySet()) {
-                    g.writeFieldName(String.valueOf(e.getKey()));
-                    writeValue(g, e.getValue());
-                }
-                g.writeEndObject();
+        JsonTree.write(g, v, (gen, node) -> {
+            if (!(node instanceof Body b)) {
+                throw new IllegalArgumentException("no JSON form for " + node.getClass().getName());
             }
-            case List<?> l -> {
-                g.writeStartArray();
-                for (Object o : l) {
-                    writeValue(g, o);
-                }
-                g.writeEndArray();
-            }
-            default -> throw new IllegalArgumentException("no JSON form for " + v.getClass().getName());
-        }
+            b.write(gen);
+        });
     }
 }

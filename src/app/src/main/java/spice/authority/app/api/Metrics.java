@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import spice.authority.app.runtime.ServeContext;
 import spice.authority.app.session.SessionMetrics;
 
 /**
@@ -80,7 +81,7 @@ public class Metrics implements SessionMetrics {
 
     /** What {@code serve} prepared, for the swept-temp-file gauge; absent in tests that build a Metrics. */
     @Inject
-    spice.authority.app.serve.ServeContext serve;
+    ServeContext serve;
 
     public Metrics() {}
 
@@ -146,7 +147,7 @@ public class Metrics implements SessionMetrics {
                     line(out, f.metric, "", Long.toString(active.get()));
                 }
                 case TEMP_SWEPT -> {
-                    spice.authority.app.serve.ServeContext ctx = serve;
+                    ServeContext ctx = serve;
                     if (ctx != null && ctx.authority() != null) {
                         header(out, f);
                         line(out, f.metric, "", Integer.toString(ctx.authority().sweptTempFiles()));

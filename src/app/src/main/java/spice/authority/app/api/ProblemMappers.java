@@ -1,6 +1,7 @@
 package spice.authority.app.api;
 
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
 import org.jboss.logging.Logger;
@@ -8,16 +9,38 @@ import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 import spice.authority.app.session.SessionException;
 import spice.authority.core.AuthorityException;
 
-/** The one place where typed failures become problem responses. */
+/**
+ * The one place where refusals become problem answers: the typed failures of the resources (the
+ * mappers here) and the refusals of the transport layer before any resource runs
+ * ({@link TransportGuard}, {@link BodyReader}), which answer through {@link #refuse}.
+ *
+ * <p><b>Guarantees.</b> Every refusal made here is counted once in
+ * {@code spice_authority_refusals_total{code}}, whichever layer refused.
+ */
+@Singleton
 public class ProblemMappers {
     private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
 
     @Inject
     Metrics metrics;
 
-    private Response problem(int status, String code, String detail, String rule) {
+    /** A refusal as it is answered: status, stable code, one-line detail, and the rule (or null). */
+    public record Problem(int status, String code, String detail, String rule) {
+        /** The RFC 9457 body. */
+        public String body() {
+            return Problems.body(status, code, detail, rule);
+        }
+    }
+
+    /** Counts a refusal and returns its answer: the path of every problem, mapped or written by the transport. */
+    Problem refuse(int status, String code, String detail, String rule) {
         metrics.refusal(code);
-        return Response.status(status).type(Problems.MEDIA_TYPE).entity(Problems.body(status, code, detail, rule)).build();
+        return new Problem(status, code, detail, rule);
+    }
+
+    private Response problem(int status, String code, String detail, String rule) {
+        Problem p = refuse(status, code, detail, rule);
+        return Response.status(p.status()).type(Problems.MEDIA_TYPE).entity(p.body()).build();
     }
 
     @ServerExceptionMapper

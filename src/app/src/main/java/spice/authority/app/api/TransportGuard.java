@@ -14,8 +14,8 @@ import jakarta.inject.Inject;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.OptionalLong;
-import spice.authority.app.serve.RequestGate;
-import spice.authority.app.serve.ServeContext;
+import spice.authority.app.runtime.RequestGate;
+import spice.authority.app.runtime.ServeContext;
 
 /**
  * The first filter on every request (API and {@code /q/*}): refuses new work while draining, then
@@ -111,7 +111,7 @@ public class TransportGuard {
     }
 
     @Inject
-    spice.authority.app.serve.HelperConfig config;
+    spice.authority.app.runtime.HelperConfig config;
 
     @Inject
     spice.authority.app.session.Quotas quotas;
@@ -119,8 +119,9 @@ public class TransportGuard {
     @Inject
     BodyReader bodies;
 
+    /** The one problem path: counts every refusal answered here, as the resources' mappers do. */
     @Inject
-    Metrics metrics;
+    ProblemMappers problems;
 
     /** Attribute marking a connection already counted against its process's connection quota. */
     private static final AttributeKey<Boolean> COUNTED = AttributeKey.valueOf("spice.peer.counted");
@@ -190,15 +191,14 @@ public class TransportGuard {
     }
 
     /**
-     * Answers a refusal of the transport layer as a problem, counted like every other refusal.
+     * Answers a refusal of the transport layer as a problem, through the one problem path
+     * ({@link ProblemMappers#refuse}), so it is counted like every other refusal.
      *
      * @param close also close the connection once answered (the caller may still be sending a
      *     body nobody will read, or is not to be served on this connection again)
      */
     private void fail(RoutingContext rc, int status, String code, String detail, boolean close) {
-        if (metrics != null) {
-            metrics.refusal(code);
-        }
+        ProblemMappers.Problem problem = problems.refuse(status, code, detail, null);
         if (rc.response().ended() || rc.response().closed()) {
             return;
         }
@@ -211,7 +211,7 @@ public class TransportGuard {
             r.putHeader("Connection", "close");
         }
         HttpConnection conn = rc.request().connection();
-        r.end(Problems.body(status, code, detail, null)).onComplete(x -> {
+        r.end(problem.body()).onComplete(x -> {
             if (close && conn != null) {
                 conn.close();
             }

@@ -11,6 +11,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
+import spice.authority.app.command.ExitCodes;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.AuthorityIdentity;
 import spice.authority.core.RunAuthority;
@@ -24,10 +25,11 @@ import spice.authority.os.UnsupportedPlatformException;
 @Command(name = "authority",
         mixinStandardHelpOptions = true,
         description = {
-            "Create or check the per-user authority directory that holds the authority's identity",
-            "(scope ID and HMAC key) and the signed run records. Every component of the path is",
-            "walked without following symbolic links; ancestors must be owned by root or you and",
-            "not writable by others unless sticky; the directory itself must be yours, mode 0700."
+            "Create or check the per-user authority directory.",
+            "The directory holds the authority's identity (scope ID and HMAC key) and the",
+            "signed run records. Every component of the path is walked without following",
+            "symbolic links; ancestors must be owned by root or you and not writable by",
+            "others unless sticky; the directory itself must be yours, mode 0700."
         },
         commandListHeading = "%nCommands:%n",
         footerHeading = "%nExamples:%n",
@@ -89,7 +91,7 @@ public final class AuthorityCommand implements Runnable {
             PrintWriter err = spec.commandLine().getErr();
             err.println("spice-authority: refused: " + what);
             err.flush();
-            return Cli.REFUSED;
+            return ExitCodes.REFUSED;
         }
 
         void report(String path, String state, AuthorityIdentityView id) throws IOException {
@@ -127,9 +129,10 @@ public final class AuthorityCommand implements Runnable {
     @Command(name = "init",
             mixinStandardHelpOptions = true,
             description = {
-                "Create the authority directory if absent (the directory itself with mode exactly 0700,",
-                "whatever the umask), then validate it, and create the authority identity once.",
-                "An existing directory is only validated: it is never chmodded or chowned."
+                "Create the authority directory if absent, then validate it.",
+                "A new directory gets mode exactly 0700, whatever the umask, and the authority",
+                "identity is created once. An existing directory is only validated: it is never",
+                "chmodded or chowned."
             },
             footerHeading = "%nExit codes:%n",
             footer = {"  0  ready", "  1  refused: one line names the offending path component and why", "  2  usage error",
@@ -152,7 +155,7 @@ public final class AuthorityCommand implements Runnable {
                 report(path, created ? "created (mode 0700)" : "existing directory validated",
                         new AuthorityIdentityView(hadIdentity ? "existing" : "created", authority.scopeIdHex(),
                                 authority.keyGeneration()));
-                return Cli.OK;
+                return ExitCodes.OK;
             } catch (AuthorityException e) {
                 return refuse(e.getMessage());
             } finally {
@@ -178,8 +181,9 @@ public final class AuthorityCommand implements Runnable {
     @Command(name = "check",
             mixinStandardHelpOptions = true,
             description = {
-                "Validate the authority directory and its identity file without changing anything:",
-                "never creates, chmods or writes (not even a lock file)."
+                "Validate the authority directory without changing anything.",
+                "Checks the directory and its identity file; never creates, chmods or writes",
+                "(not even a lock file)."
             },
             footerHeading = "%nExit codes:%n",
             footer = {"  0  valid", "  1  refused: one line names the offending path component and why", "  2  usage error",
@@ -205,7 +209,7 @@ public final class AuthorityCommand implements Runnable {
                     return refuse(path + "/" + AuthorityIdentity.FILE_NAME + ": IDENTITY (" + e.getMessage() + ")");
                 }
                 report(path, "validated", view);
-                return Cli.OK;
+                return ExitCodes.OK;
             } catch (DirectoryRefusedException e) {
                 return refuse(e.getMessage());
             }

@@ -9,6 +9,9 @@ import java.util.function.LongSupplier;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import spice.authority.app.command.EndpointDefaults;
+import spice.authority.app.command.ExitCodes;
+import spice.authority.app.command.LoopbackEndpoint;
 import spice.authority.host.AuthorityClient;
 import spice.authority.host.HelperEndpoint;
 import spice.authority.host.HelperProblem;
@@ -86,7 +89,7 @@ abstract class HelperCommand implements Callable<Integer> {
             err.println("spice-authority: " + u.getMessage());
             err.println("Try '" + spec.qualifiedName() + " --help' for usage.");
             err.flush();
-            return Cli.USAGE;
+            return ExitCodes.USAGE;
         } catch (Refused r) {
             return refuse(r.getMessage());
         }
@@ -98,7 +101,7 @@ abstract class HelperCommand implements Callable<Integer> {
         } catch (Usage u) {
             err.println("spice-authority: " + u.getMessage());
             err.flush();
-            return Cli.USAGE;
+            return ExitCodes.USAGE;
         } catch (Refused r) {
             return refuse(r.getMessage());
         } catch (HelperUnreachable e) {
@@ -114,7 +117,7 @@ abstract class HelperCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         err.println("spice-authority: " + oneLine(line));
         err.flush();
-        return Cli.REFUSED;
+        return ExitCodes.REFUSED;
     }
 
     /** How to start a helper on the endpoint these options name. */

@@ -1,5 +1,6 @@
 package spice.authority.app.cli;
 
+import spice.authority.app.command.ExitCodes;
 
 /**
  * Plain entry point for every command except {@code serve}: runs picocli directly, without
@@ -9,13 +10,19 @@ package spice.authority.app.cli;
 public final class Main {
     private Main() {}
 
-    /** True when started by the Quarkus runner jar, which alone can boot the HTTP service. */
-    public static final java.util.concurrent.atomic.AtomicBoolean QUARKUS_RUNNER = new java.util.concurrent.atomic.AtomicBoolean();
-
     // Held strongly: JUL keeps loggers weakly, and the level must survive until the command ends.
     private static java.util.logging.Logger platformLog;
 
     public static void main(String[] args) {
+        runAndExit(false, args);
+    }
+
+    /**
+     * Runs the CLI, then exits with its code, unless {@code serve} handed control to Quarkus.
+     *
+     * @param quarkusRunner started by the Quarkus runner jar, which alone can boot the HTTP service
+     */
+    public static void runAndExit(boolean quarkusRunner, String... args) {
         // The one-time "secure directory platform" INFO line is for the helper's log, not for
         // short commands whose output users read.
         boolean serving = args.length > 0 && args[0].equals("serve");
@@ -23,13 +30,13 @@ public final class Main {
             platformLog = java.util.logging.Logger.getLogger("spice.authority.os.SecureDirectories");
             platformLog.setLevel(java.util.logging.Level.WARNING);
         }
-        int code = run(args);
-        if (code != ServeMarker.SERVED) {
+        int code = Cli.commandLine(quarkusRunner).execute(args);
+        if (code != ExitCodes.SERVED) {
             System.exit(code);
         }
     }
 
-    /** Runs the CLI and returns its exit code (0 ok, 1 refused, 2 usage). */
+    /** Runs the CLI of the plain entry point and returns its exit code (0 ok, 1 refused, 2 usage). */
     public static int run(String... args) {
         return Cli.commandLine().execute(args);
     }

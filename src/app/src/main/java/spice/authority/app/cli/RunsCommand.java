@@ -9,6 +9,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
+import spice.authority.app.command.ExitCodes;
 import spice.authority.host.AuthorityClient;
 import spice.authority.host.RunView;
 import spice.authority.host.Session;
@@ -101,10 +102,11 @@ public final class RunsCommand implements Runnable {
     @Command(name = "list",
             mixinStandardHelpOptions = true,
             description = {
-                "List every run with a verified record: ID, phase, run generation, and",
-                "whether a live session owns it. A run marked 'fenced' had a write whose",
-                "outcome is unknown: the helper acts on it for nobody until it is restarted,",
-                "and then reads its state from disk. Prints 'no runs' when there are none."
+                "List every run with a verified record.",
+                "Shows ID, phase, run generation, and whether a live session owns it. A run",
+                "marked 'fenced' had a write whose outcome is unknown: the helper acts on it",
+                "for nobody until it is restarted, and then reads its state from disk. Prints",
+                "'no runs' when there are none."
             },
             footerHeading = "%nExit codes:%n",
             footer = {
@@ -124,7 +126,7 @@ public final class RunsCommand implements Runnable {
             WithJson<List<RunView>> answer = client.runsWithJson();
             if (json) {
                 printJson(client, answer.json());
-                return Cli.OK;
+                return ExitCodes.OK;
             }
             List<RunView> runs = answer.value();
             PrintWriter out = spec.commandLine().getOut();
@@ -134,16 +136,17 @@ public final class RunsCommand implements Runnable {
                 lines(runs).forEach(out::println);
             }
             out.flush();
-            return Cli.OK;
+            return ExitCodes.OK;
         }
     }
 
     @Command(name = "show",
             mixinStandardHelpOptions = true,
             description = {
-                "Show one run: ID, phase, run generation, and whether a live session owns it",
+                "Show one run; no secrets.",
+                "Shows ID, phase, run generation, and whether a live session owns it",
                 "('fenced' when its last outcome is uncertain: cleared only by restarting",
-                "the helper). No secrets."
+                "the helper)."
             },
             footerHeading = "%nExit codes:%n",
             footer = {
@@ -160,19 +163,19 @@ public final class RunsCommand implements Runnable {
         @Override
         int run(AuthorityClient client) throws IOException, Refused {
             printRun(client, client.runWithJson(runId));
-            return Cli.OK;
+            return ExitCodes.OK;
         }
     }
 
     @Command(name = "abandon",
             mixinStandardHelpOptions = true,
             description = {
-                "Operator action for an orphan: a run left ACTIVE, IMPORTING or SUSPENDED by",
-                "a host that died, with no live session owning it and no import holding it.",
-                "Writes a durable CANCELLED tombstone: the run can never be resumed or",
-                "imported again (a SUSPENDED run's envelope stops verifying). A run whose",
-                "owner lives, SUSPENDED or not, is refused busy. Irreversible, so it",
-                "requires --yes.",
+                "Tombstone an orphaned run as CANCELLED (operator action).",
+                "An orphan is a run left ACTIVE, IMPORTING or SUSPENDED by a host that died,",
+                "with no live session owning it and no import holding it. Writes a durable",
+                "CANCELLED tombstone: the run can never be resumed or imported again (a",
+                "SUSPENDED run's envelope stops verifying). A run whose owner lives, SUSPENDED",
+                "or not, is refused busy. Irreversible, so it requires --yes.",
                 "Opens a session for this process, asks the helper to abandon the run,",
                 "closes the session, and prints the resulting run."
             },
@@ -214,7 +217,7 @@ public final class RunsCommand implements Runnable {
                 }
             }
             printRun(client, run);
-            return Cli.OK;
+            return ExitCodes.OK;
         }
     }
 }

@@ -6,7 +6,10 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "snapshot",
         mixinStandardHelpOptions = true,
-        description = "Validate v1alpha2 payloads and inspect signed envelopes (offline; no key needed).",
+        description = {
+            "Validate v1alpha2 payloads and inspect signed envelopes.",
+            "Works offline; no key is needed."
+        },
         commandListHeading = "%nCommands:%n",
         footerHeading = "%nExamples:%n",
         footer = {

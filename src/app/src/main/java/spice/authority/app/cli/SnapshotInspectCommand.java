@@ -7,6 +7,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
+import spice.authority.app.command.ExitCodes;
+import spice.authority.app.view.InspectView;
+import spice.authority.app.view.JsonTree;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.envelope.EnvelopeRejectedException;
 import spice.authority.snapshot.payload.Snapshot;
@@ -14,10 +17,11 @@ import spice.authority.snapshot.payload.Snapshot;
 @Command(name = "inspect",
         mixinStandardHelpOptions = true,
         description = {
-            "Show a signed SnapshotEnvelope as readable JSON: envelope fields, the digest check, the",
-            "claim's shape, and a summary of the decoded payload (counts, identities; no conversation",
-            "text). Accepts the binary protobuf encoding or the protobuf JSON mapping.",
-            "It never says the claim is authentic: that needs the authority's key."
+            "Show a signed SnapshotEnvelope as readable JSON.",
+            "Shows the envelope fields, the digest check, the claim's shape, and a summary",
+            "of the decoded payload (counts, identities; no conversation text). Accepts the",
+            "binary protobuf encoding or the protobuf JSON mapping. It never says the claim",
+            "is authentic: that needs the authority's key."
         },
         footerHeading = "%nExit codes:%n",
         footer = {
@@ -44,10 +48,10 @@ public final class SnapshotInspectCommand implements java.util.concurrent.Callab
             bytes = BoundedFiles.read(file, Envelope.MAX_ENCODED_BYTES * 2);
         } catch (BoundedFiles.TooLargeException e) {
             out.println(file + ": REJECTED E-SIZE envelope larger than " + Envelope.MAX_ENCODED_BYTES + " bytes");
-            return Cli.REFUSED;
+            return ExitCodes.REFUSED;
         } catch (IOException e) {
             out.println(file + ": UNREADABLE " + BoundedFiles.describe(e));
-            return Cli.REFUSED;
+            return ExitCodes.REFUSED;
         }
         boolean isJson = looksLikeJson(bytes);
         Envelope env;
@@ -55,12 +59,12 @@ public final class SnapshotInspectCommand implements java.util.concurrent.Callab
             env = isJson ? Envelope.parseJson(new String(bytes, StandardCharsets.UTF_8)) : Envelope.parse(bytes);
         } catch (EnvelopeRejectedException e) {
             out.println(file + ": REJECTED " + e.rule().id() + " " + e.rule().reason());
-            return Cli.REFUSED;
+            return ExitCodes.REFUSED;
         }
         InspectView.Result v = InspectView.of(env, isJson ? "protobuf JSON mapping" : "binary protobuf", file);
-        out.println(spice.authority.app.api.Json.pretty(v.view()));
+        out.println(JsonTree.pretty(v.view()));
         out.flush();
-        return v.ok() ? Cli.OK : Cli.REFUSED;
+        return v.ok() ? ExitCodes.OK : ExitCodes.REFUSED;
     }
 
     private static boolean looksLikeJson(byte[] b) {

@@ -10,6 +10,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
+import spice.authority.app.command.ExitCodes;
 import spice.authority.snapshot.payload.PayloadRejectedException;
 import spice.authority.snapshot.payload.PayloadRule;
 import spice.authority.snapshot.payload.Snapshot;
@@ -18,9 +19,10 @@ import spice.authority.snapshot.payload.Snapshot;
         mixinStandardHelpOptions = true,
         description = {
             "Validate v1alpha2 snapshot payloads (the JSON a host sends to be signed).",
-            "Applies every rule of the format (wire-format.md b.3-b.6) and requires canonical bytes:",
-            "a payload must be byte-identical to what the reference encoder emits for it.",
-            "Prints one line per file: 'FILE: OK <run_id> <status>' or 'FILE: REJECTED <rule> <reason>'."
+            "Applies every rule of the format (wire-format.md b.3-b.6) and requires",
+            "canonical bytes: a payload must be byte-identical to what the reference encoder",
+            "emits for it. Prints one line per file:",
+            "'FILE: OK <run_id> <status>' or 'FILE: REJECTED <rule> <reason>'."
         },
         footerHeading = "%nExit codes:%n",
         footer = {
@@ -90,7 +92,7 @@ public final class SnapshotValidateCommand implements java.util.concurrent.Calla
             out.println();
             out.flush();
         }
-        return allOk ? Cli.OK : Cli.REFUSED;
+        return allOk ? ExitCodes.OK : ExitCodes.REFUSED;
     }
 
     private record Verdict(boolean ok, String verdict, Snapshot snapshot, PayloadRule rule, String reason, String location) {}

@@ -8,8 +8,9 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = VersionProvider.class,
         description = {
-            "The per-user run authority for AI-agent hosts (RFC 0007, spice-agent snapshot format v1alpha2).",
-            "'serve' runs the helper's local HTTP API; the other commands work offline or talk to it."
+            "The per-user run authority for AI-agent hosts (RFC 0007).",
+            "It speaks spice-agent's snapshot format v1alpha2. 'serve' runs the helper's",
+            "local HTTP API; the other commands work offline or talk to it."
         },
         commandListHeading = "%nCommands:%n",
         footerHeading = "%nExit codes:%n",
@@ -24,7 +25,7 @@ import picocli.CommandLine.Spec;
             "  spice-authority snapshot validate payload.json",
             "  spice-authority snapshot inspect envelope.pb"
         },
-        subcommands = {spice.authority.app.serve.ServeCommand.class, StatusCommand.class, AuthorityCommand.class, RunsCommand.class, SnapshotCommand.class,
+        subcommands = {spice.authority.app.serve.ServeCommand.class, StatusCommand.class, AuthorityCommand.class, RunsCommand.class, SnapshotCommand.class, DemoCommand.class,
                 spice.authority.app.install.InstallCommand.class, spice.authority.app.install.UninstallCommand.class})
 public final class SpiceAuthorityCommand implements Runnable {
     @Spec

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
+import spice.authority.app.command.ExitCodes;
 import spice.authority.host.AuthorityClient;
 import spice.authority.host.AuthorityView;
 import spice.authority.host.WithJson;
@@ -14,9 +15,10 @@ import spice.authority.host.WithJson;
 @Command(name = "status",
         mixinStandardHelpOptions = true,
         description = {
-            "Ask the running helper for its state: endpoint, authority state, scope ID, key generation,",
-            "open sessions, owned runs, import transactions, leases, and runs counted by phase.",
-            "Never shows secrets. Talks to the helper; opens no listener."
+            "Show the running helper's state; never shows secrets.",
+            "Asks the helper for its endpoint, authority state, scope ID, key generation,",
+            "open sessions, owned runs, import transactions, leases, and runs counted by",
+            "phase. Talks to the helper; opens no listener."
         },
         footerHeading = "%nExit codes:%n",
         footer = {
@@ -39,7 +41,7 @@ public final class StatusCommand extends HelperCommand {
         WithJson<AuthorityView> answer = client.authorityWithJson();
         if (json) {
             printJson(client, answer.json());
-            return Cli.OK;
+            return ExitCodes.OK;
         }
         AuthorityView a = answer.value();
         Map<String, String> lines = new LinkedHashMap<>();
@@ -65,7 +67,7 @@ public final class StatusCommand extends HelperCommand {
             out.println(e.getKey() + " ".repeat(width - e.getKey().length() + 2) + e.getValue());
         }
         out.flush();
-        return Cli.OK;
+        return ExitCodes.OK;
     }
 
     /** {@code 4 (ACTIVE 1, SUSPENDED 3)}, or {@code 0}. */

@@ -12,14 +12,14 @@ import picocli.CommandLine.Spec;
 @Command(name = "install",
         mixinStandardHelpOptions = true,
         description = {
-            "Install the app-image for this user and register the helper to start at login:",
-            "Linux: $XDG_DATA_HOME/spice-authority/VERSION (default ~/.local/share), a link",
-            "~/.local/bin/spice-authority, and the systemd user unit spice-authority.service;",
-            "macOS: ~/Library/Application Support/spice-authority and a launchd agent;",
-            "Windows: %%LOCALAPPDATA%%\\Programs\\spice-authority and a scheduled task at logon.",
-            "Re-installing the same version changes nothing. Files that install did not write are",
-            "never overwritten: install refuses instead (the manifest in the install directory lists",
-            "every file it wrote with its SHA-256)."
+            "Install the app-image for this user and start the helper at every login.",
+            "Where: Linux: $XDG_DATA_HOME/spice-authority/VERSION (default ~/.local/share),",
+            "a link ~/.local/bin/spice-authority, and the systemd user unit",
+            "spice-authority.service; macOS: ~/Library/Application Support/spice-authority",
+            "and a launchd agent; Windows: %%LOCALAPPDATA%%\\Programs\\spice-authority and a",
+            "scheduled task at logon. Re-installing the same version changes nothing. Files",
+            "that install did not write are never overwritten: install refuses instead (the",
+            "manifest in the install directory lists every file it wrote with its SHA-256)."
         },
         footerHeading = "%nExit codes:%n",
         footer = {

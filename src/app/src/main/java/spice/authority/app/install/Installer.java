@@ -21,7 +21,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import spice.authority.app.cli.Cli;
+import spice.authority.app.command.ExitCodes;
 import spice.authority.app.install.PlatformLayout.Step;
 
 /**
@@ -64,7 +64,7 @@ final class Installer {
                           Action action) throws IOException {
         if (!user) {
             err.println("spice-authority: only per-user installs exist: use '" + verb + " --user'");
-            return Cli.USAGE;
+            return ExitCodes.USAGE;
         }
         try {
             int code = action.run(new Installer(environment != null ? environment : Environment.current(), out));
@@ -73,7 +73,7 @@ final class Installer {
         } catch (InstallRefusedException | IllegalArgumentException e) {
             out.flush();
             err.println("spice-authority: refused: " + e.getMessage());
-            return Cli.REFUSED;
+            return ExitCodes.REFUSED;
         }
     }
 

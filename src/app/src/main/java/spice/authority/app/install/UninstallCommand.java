@@ -10,9 +10,10 @@ import picocli.CommandLine.Spec;
 @Command(name = "uninstall",
         mixinStandardHelpOptions = true,
         description = {
-            "Stop and unregister the helper, then remove exactly what 'install --user' wrote (the files",
-            "listed in its manifest, and the directories it created when they are empty). Never removes",
-            "the authority directory or anything else. A listed file changed since install is refused."
+            "Stop and unregister the helper, then remove what 'install --user' wrote.",
+            "Removes exactly the files listed in its manifest, and the directories it",
+            "created when they are empty. Never removes the authority directory or anything",
+            "else. A listed file changed since install is refused."
         },
         footerHeading = "%nExit codes:%n",
         footer = {

@@ -1,12 +1,17 @@
 package spice.authority.app.serve;
 
-import io.quarkus.arc.Arc;
+import io.quarkus.arc.Unremovable;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.QuarkusApplication;
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.jboss.logging.Logger;
+import spice.authority.app.runtime.HelperConfig;
+import spice.authority.app.runtime.RequestGate;
+import spice.authority.app.runtime.ServeContext;
 import spice.authority.app.session.SessionRegistry;
 import spice.authority.core.AuthorityException;
 
@@ -14,13 +19,30 @@ import spice.authority.core.AuthorityException;
  * The running helper: announces the endpoint once requests are accepted, waits for SIGTERM, then
  * drains (new requests get {@code closing}, in-flight ones finish), releases every session's
  * leases, closes the authority (the master key is zeroed) and exits 0.
+ *
+ * <p>A bean: Quarkus creates it through the container, which injects what {@code serve} prepared
+ * and the services it drains.
  */
+@Singleton
+@Unremovable
 public final class ServeApplication implements QuarkusApplication {
     private static final Logger LOG = Logger.getLogger(ServeApplication.class);
 
+    private final ServeContext ctx;
+    private final HelperConfig config;
+    private final RequestGate gate;
+    private final SessionRegistry sessions;
+
+    @Inject
+    ServeApplication(ServeContext ctx, HelperConfig config, RequestGate gate, SessionRegistry sessions) {
+        this.ctx = ctx;
+        this.config = config;
+        this.gate = gate;
+        this.sessions = sessions;
+    }
+
     @Override
     public int run(String... args) {
-        ServeContext ctx = Arc.container().instance(ServeContext.class).get();
         String shown = ctx.endpoint().display();
         if (ctx.endpoint() instanceof ServeContext.Endpoint.Tcp t && t.port() == 0) {
             String actual = System.getProperty("quarkus.http.port");
@@ -36,19 +58,16 @@ public final class ServeApplication implements QuarkusApplication {
         System.out.println("listening on " + shown);
         System.out.flush();
         Quarkus.waitForExit();
-        drain(ctx);
+        drain();
         return 0;
     }
 
     /** Stops accepting work, lets in-flight requests finish (bounded), then releases everything. */
-    static void drain(ServeContext ctx) {
-        HelperConfig config = Arc.container().instance(HelperConfig.class).get();
-        RequestGate gate = Arc.container().instance(RequestGate.class).get();
+    private void drain() {
         gate.close();
         if (!gate.awaitIdle(config.drainTimeout())) {
             LOG.warnf("shutdown: %d request(s) still in flight after %s", gate.inFlight(), config.drainTimeout());
         }
-        SessionRegistry sessions = Arc.container().instance(SessionRegistry.class).get();
         sessions.closeAll("helper shutting down");
         try {
             ctx.authority().close(config.closeTimeout());

@@ -13,9 +13,11 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import spice.authority.app.cli.Cli;
-import spice.authority.app.cli.Main;
-import spice.authority.app.cli.ServeMarker;
+import spice.authority.app.command.EndpointDefaults;
+import spice.authority.app.command.ExitCodes;
+import spice.authority.app.command.LoopbackEndpoint;
+import spice.authority.app.runtime.ServeContext;
+import spice.authority.app.runtime.ServeContextProducer;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.RunAuthority;
 import spice.authority.os.DirectoryRefusedException;
@@ -31,8 +33,9 @@ import spice.authority.os.UnsupportedPlatformException;
 @Command(name = "serve",
         mixinStandardHelpOptions = true,
         description = {
-            "Run the helper: open the authority directory, take the single-instance lock, then serve",
-            "the HTTP API on a Unix socket in a 0700 endpoint directory (default), or on loopback TCP",
+            "Run the helper: serve the HTTP API for the hosts of this user.",
+            "Opens the authority directory, takes the single-instance lock, then serves the",
+            "API on a Unix socket in a 0700 endpoint directory (default), or on loopback TCP",
             "with a bearer token. Prints one line 'listening on unix:PATH' (or 'listening on",
             "http://HOST:PORT') once it accepts requests. SIGTERM drains and exits 0."
         },
@@ -55,6 +58,19 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Spec
     CommandSpec spec;
+
+    /** Started by the Quarkus runner jar, which alone can boot the HTTP service. */
+    private final boolean quarkusRunner;
+
+    /** As built by the plain entry point: {@code serve} refuses to start. */
+    public ServeCommand() {
+        this(false);
+    }
+
+    /** @param quarkusRunner started by the Quarkus runner jar (only then does {@code serve} start) */
+    public ServeCommand(boolean quarkusRunner) {
+        this.quarkusRunner = quarkusRunner;
+    }
 
     @Option(names = "--authority-dir", paramLabel = "DIR",
             description = "Authority directory (absolute). Default: the per-user state location (see 'authority init --help').")
@@ -83,7 +99,8 @@ public final class ServeCommand implements Callable<Integer> {
      * The fast path of the Quarkus runner for {@code serve}: when the arguments are only the four
      * options (each as {@code --opt VALUE} or {@code --opt=VALUE}), they are read here without
      * building the picocli command tree, which costs a noticeable share of the helper's start-up.
-     * Anything else (help, a typo, another command) returns null and goes through picocli.
+     * Anything else (help, a typo, another command) returns null and goes through picocli. Only
+     * the Quarkus runner calls it.
      */
     public static ServeCommand fastArgs(String[] args) {
         if (args.length == 0 || !args[0].equals("serve")) {
@@ -107,7 +124,7 @@ public final class ServeCommand implements Callable<Integer> {
                 return null;
             }
         }
-        ServeCommand c = new ServeCommand();
+        ServeCommand c = new ServeCommand(true);
         c.authorityDir = given.get("--authority-dir");
         c.socket = given.get("--socket");
         c.listen = given.get("--listen");
@@ -118,20 +135,20 @@ public final class ServeCommand implements Callable<Integer> {
     private static final java.util.Set<String> FAST_OPTIONS =
             java.util.Set.of("--authority-dir", "--socket", "--listen", "--token-file");
 
-    /** Runs {@code serve}; returns an exit code, or {@link ServeMarker#SERVED} once Quarkus runs. */
+    /** Runs {@code serve}; returns an exit code, or {@link ExitCodes#SERVED} once Quarkus runs. */
     public int serve(PrintWriter err) throws IOException {
-        if (!Main.QUARKUS_RUNNER.get()) {
+        if (!quarkusRunner) {
             err.println("spice-authority: 'serve' runs from the Quarkus runner: use ./spice-authority serve "
                     + "(or java -jar src/app/target/quarkus-app/quarkus-run.jar serve)");
-            return Cli.USAGE;
+            return ExitCodes.USAGE;
         }
         if (socket != null && listen != null) {
             err.println("spice-authority: --socket and --listen exclude each other");
-            return Cli.USAGE;
+            return ExitCodes.USAGE;
         }
         if (tokenFile != null && listen == null) {
             err.println("spice-authority: --token-file goes with --listen");
-            return Cli.USAGE;
+            return ExitCodes.USAGE;
         }
         ServeContext ctx;
         try {
@@ -146,7 +163,7 @@ public final class ServeCommand implements Callable<Integer> {
         } catch (Refusal r) {
             err.println("spice-authority: refused to start: " + r.getMessage());
             err.flush();
-            return Cli.REFUSED;
+            return ExitCodes.REFUSED;
         }
         Runnable cleanUp = ServeApplication.cleanUpOnce(ctx);
         Quarkus.run(ServeApplication.class, (code, failure) -> {
@@ -154,9 +171,9 @@ public final class ServeCommand implements Callable<Integer> {
                 System.err.println("spice-authority: the helper failed to start: " + failure.getMessage());
             }
             cleanUp.run();
-            System.exit(failure != null ? Cli.REFUSED : code);
+            System.exit(failure != null ? ExitCodes.REFUSED : code);
         });
-        return ServeMarker.SERVED;
+        return ExitCodes.SERVED;
     }
 
     /** A start-up refusal with a one-line, secret-free reason. */
@@ -202,8 +219,8 @@ public final class ServeCommand implements Callable<Integer> {
             byte[] token = null;
             String tokenName = null;
             if (listen != null) {
-                spice.authority.app.cli.LoopbackEndpoint hp = loopback(listen);
-                String tf = tokenFile != null ? tokenFile : defaultEndpointDir(euid) + "/" + spice.authority.app.cli.EndpointDefaults.TOKEN_NAME;
+                LoopbackEndpoint hp = loopback(listen);
+                String tf = tokenFile != null ? tokenFile : defaultEndpointDir(euid) + "/" + EndpointDefaults.TOKEN_NAME;
                 Path tokenPath = Path.of(tf);
                 endpointDir = open(provider, parentOf(tf));
                 requireApart(dir, endpointDir, tf);
@@ -216,7 +233,7 @@ public final class ServeCommand implements Callable<Integer> {
                 }
                 endpoint = new ServeContext.Endpoint.Tcp(hp.host(), hp.port(), tf);
             } else {
-                String sock = socket != null ? socket : defaultEndpointDir(euid) + "/" + spice.authority.app.cli.EndpointDefaults.SOCKET_NAME;
+                String sock = socket != null ? socket : defaultEndpointDir(euid) + "/" + EndpointDefaults.SOCKET_NAME;
                 if (!sock.startsWith("/")) {
                     throw new Refusal(sock + ": NAME (the socket path must be absolute)");
                 }
@@ -357,15 +374,15 @@ public final class ServeCommand implements Callable<Integer> {
         return path.substring(0, slash);
     }
 
-    /** The shared default (see {@link spice.authority.app.cli.EndpointDefaults}); our uid is known here. */
+    /** The shared default (see {@link EndpointDefaults}); our uid is known here. */
     static String defaultEndpointDir(long uid) {
-        return spice.authority.app.cli.EndpointDefaults.directory(System.getenv("XDG_RUNTIME_DIR"), uid);
+        return EndpointDefaults.directory(System.getenv("XDG_RUNTIME_DIR"), uid);
     }
 
     /** {@code --listen}, as a refusal when it is not a loopback literal with a port (0: any free one). */
-    private static spice.authority.app.cli.LoopbackEndpoint loopback(String s) throws Refusal {
+    private static LoopbackEndpoint loopback(String s) throws Refusal {
         try {
-            return spice.authority.app.cli.LoopbackEndpoint.parse(s, 0);
+            return LoopbackEndpoint.parse(s, 0);
         } catch (IllegalArgumentException e) {
             throw new Refusal(e.getMessage());
         }

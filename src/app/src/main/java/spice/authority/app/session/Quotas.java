@@ -10,7 +10,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jboss.logging.Logger;
-import spice.authority.app.serve.HelperConfig;
+import spice.authority.app.runtime.HelperConfig;
 
 /**
  * What one host may hold, and the descriptors the helper keeps for itself. Each lease and import

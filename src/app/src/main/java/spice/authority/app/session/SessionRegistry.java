@@ -10,7 +10,8 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.logging.Logger;
-import spice.authority.app.serve.ServeContext;
+import spice.authority.app.runtime.HelperConfig;
+import spice.authority.app.runtime.ServeContext;
 import spice.authority.app.text.LogText;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.AuthorityException;
@@ -39,7 +40,7 @@ public class SessionRegistry {
     SessionMetrics metrics;
 
     @Inject
-    spice.authority.app.serve.HelperConfig config;
+    HelperConfig config;
 
     @Inject
     Quotas quotas;

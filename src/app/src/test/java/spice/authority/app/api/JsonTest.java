@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import spice.authority.app.view.JsonTree;
 
 class JsonTest {
     private static byte[] b(String s) {
@@ -79,7 +80,7 @@ class JsonTest {
         tree.put("nothing", null);
         String expected = new ObjectMapper().enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT)
                 .writeValueAsString(tree);
-        assertThat(Json.pretty(tree)).isEqualTo(expected);
+        assertThat(JsonTree.pretty(tree)).isEqualTo(expected);
     }
 
     @Test

@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import spice.authority.app.serve.ServeContext;
+import spice.authority.app.runtime.ServeContext;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.Cancellation;
 import spice.authority.core.RunAuthority;

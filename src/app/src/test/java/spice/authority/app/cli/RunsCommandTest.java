@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import spice.authority.app.command.ExitCodes;
 import spice.authority.host.FakeHelper;
 
 class RunsCommandTest {
@@ -84,7 +85,7 @@ class RunsCommandTest {
     void show_missingRun_isExit1WithOneLine() throws Exception {
         try (FakeHelper h = helper(r -> FakeHelper.problem(404, "not_found", "no run ghost"))) {
             CliRun r = CliRun.of("runs", "show", "ghost", "--socket", sock());
-            assertThat(r.exitCode()).isEqualTo(Cli.REFUSED);
+            assertThat(r.exitCode()).isEqualTo(ExitCodes.REFUSED);
             assertThat(r.out()).isEmpty();
             assertThat(r.err()).isEqualTo("spice-authority: not_found: no run ghost\n");
         }
@@ -94,7 +95,7 @@ class RunsCommandTest {
     void abandon_withoutYes_isExit2AndContactsNobody() throws Exception {
         try (FakeHelper h = helper(r -> FakeHelper.json(200, "{}"))) {
             CliRun r = CliRun.of("runs", "abandon", "run-1", "--socket", sock());
-            assertThat(r.exitCode()).isEqualTo(Cli.USAGE);
+            assertThat(r.exitCode()).isEqualTo(ExitCodes.USAGE);
             assertThat(r.out()).isEmpty();
             assertThat(r.err()).startsWith("spice-authority: 'runs abandon' is irreversible: it tombstones run run-1 as CANCELLED")
                     .contains("add --yes to confirm").contains("Try 'spice-authority runs abandon --help'");
@@ -111,7 +112,7 @@ class RunsCommandTest {
                 for (String[] args : java.util.List.of(new String[] {"runs", "show", bad, "--socket", sock()},
                         new String[] {"runs", "abandon", bad, "--yes", "--socket", sock()})) {
                     CliRun r = CliRun.of(args);
-                    assertThat(r.exitCode()).as(args[1]).isEqualTo(Cli.USAGE);
+                    assertThat(r.exitCode()).as(args[1]).isEqualTo(ExitCodes.USAGE);
                     assertThat(r.out()).isEmpty();
                     assertThat(r.err()).startsWith("spice-authority: RUN_ID is not a run ID: run_id must be a token of at most 96 "
                             + "UTF-8 bytes");
@@ -156,7 +157,7 @@ class RunsCommandTest {
         byte[] busy = FakeHelper.problem(409, "busy", "run run-1 is owned by a live session");
         try (FakeHelper h = helper(r -> abandonFlow(r, busy))) {
             CliRun r = CliRun.of("runs", "abandon", "run-1", "--yes", "--socket", sock());
-            assertThat(r.exitCode()).isEqualTo(Cli.REFUSED);
+            assertThat(r.exitCode()).isEqualTo(ExitCodes.REFUSED);
             assertThat(r.out()).isEmpty();
             assertThat(r.err()).isEqualTo("spice-authority: busy: run run-1 is owned by a live session\n");
             assertThat(h.requests()).extracting(FakeHelper.Request::line)
@@ -180,7 +181,7 @@ class RunsCommandTest {
             String[] full = java.util.stream.Stream.concat(java.util.Arrays.stream(args), java.util.stream.Stream.of("--socket", sock()))
                     .toArray(String[]::new);
             CliRun r = CliRun.of(full);
-            assertThat(r.exitCode()).as(String.join(" ", args)).isEqualTo(Cli.REFUSED);
+            assertThat(r.exitCode()).as(String.join(" ", args)).isEqualTo(ExitCodes.REFUSED);
             assertThat(r.err()).hasLineCount(1).contains("no helper is running").contains("start it with ./spice-authority serve");
         }
     }
@@ -189,17 +190,17 @@ class RunsCommandTest {
     void malformedAnswer_isExit1() throws Exception {
         try (FakeHelper h = helper(r -> FakeHelper.json(200, "{\"run_id\":"))) {
             CliRun r = CliRun.of("runs", "show", "run-1", "--socket", sock());
-            assertThat(r.exitCode()).isEqualTo(Cli.REFUSED);
+            assertThat(r.exitCode()).isEqualTo(ExitCodes.REFUSED);
             assertThat(r.err()).isEqualTo("spice-authority: unexpected response from the helper at unix:" + sock() + ": malformed JSON\n");
         }
     }
 
     @Test
     void usage_missingRunIdOrUnknownSubcommand_isExit2() {
-        assertThat(CliRun.of("runs", "show").exitCode()).isEqualTo(Cli.USAGE);
-        assertThat(CliRun.of("runs", "abandon", "--yes").exitCode()).isEqualTo(Cli.USAGE);
-        assertThat(CliRun.of("runs", "show", "").exitCode()).isEqualTo(Cli.USAGE);
-        assertThat(CliRun.of("runs", "frobnicate").exitCode()).isEqualTo(Cli.USAGE);
+        assertThat(CliRun.of("runs", "show").exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(CliRun.of("runs", "abandon", "--yes").exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(CliRun.of("runs", "show", "").exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(CliRun.of("runs", "frobnicate").exitCode()).isEqualTo(ExitCodes.USAGE);
     }
 
     @Test

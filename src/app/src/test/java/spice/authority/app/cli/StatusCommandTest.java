@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import spice.authority.app.command.ExitCodes;
 import spice.authority.host.FakeHelper;
 
 class StatusCommandTest {
@@ -70,7 +71,7 @@ class StatusCommandTest {
         Path sock = tmp.resolve("authority.sock");
         try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.problem(503, "closing", "the helper is shutting down"))) {
             CliRun r = CliRun.of("status", "--socket", sock.toString());
-            assertThat(r.exitCode()).isEqualTo(Cli.REFUSED);
+            assertThat(r.exitCode()).isEqualTo(ExitCodes.REFUSED);
             assertThat(r.out()).isEmpty();
             assertThat(r.err()).isEqualTo("spice-authority: closing: the helper is shutting down\n");
         }
@@ -81,7 +82,7 @@ class StatusCommandTest {
         Path sock = tmp.resolve("authority.sock");
         try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.raw(500, "text/html", "<html>oops</html>"))) {
             CliRun r = CliRun.of("status", "--socket", sock.toString());
-            assertThat(r.exitCode()).isEqualTo(Cli.REFUSED);
+            assertThat(r.exitCode()).isEqualTo(ExitCodes.REFUSED);
             assertThat(r.err()).isEqualTo("spice-authority: unexpected response from the helper at unix:" + sock
                     + ": HTTP 500 Internal Server Error\n");
         }
@@ -91,7 +92,7 @@ class StatusCommandTest {
     void status_noHelper_isExit1WithHowToStartIt(@TempDir Path tmp) {
         Path sock = tmp.resolve("authority.sock");
         CliRun r = CliRun.of("status", "--socket", sock.toString());
-        assertThat(r.exitCode()).isEqualTo(Cli.REFUSED);
+        assertThat(r.exitCode()).isEqualTo(ExitCodes.REFUSED);
         assertThat(r.out()).isEmpty();
         assertThat(r.err()).isEqualTo("spice-authority: no helper is running: no helper socket at " + sock
                 + "; start it with ./spice-authority serve --socket " + sock + "\n");
@@ -115,7 +116,7 @@ class StatusCommandTest {
 
             FakeHelper.writeToken(tokenFile, "0000");
             CliRun bad = CliRun.of("status", "--listen", listen, "--token-file", tokenFile.toString());
-            assertThat(bad.exitCode()).isEqualTo(Cli.REFUSED);
+            assertThat(bad.exitCode()).isEqualTo(ExitCodes.REFUSED);
             assertThat(bad.err()).isEqualTo("spice-authority: unauthorized: missing or wrong bearer token (see the token file)\n");
         }
     }
@@ -130,20 +131,20 @@ class StatusCommandTest {
             port = ((java.net.InetSocketAddress) s.getLocalAddress()).getPort();
         }
         CliRun r = CliRun.of("status", "--listen", "127.0.0.1:" + port, "--token-file", tokenFile.toString());
-        assertThat(r.exitCode()).isEqualTo(Cli.REFUSED);
+        assertThat(r.exitCode()).isEqualTo(ExitCodes.REFUSED);
         assertThat(r.err()).contains("no helper is running").contains("start it with ./spice-authority serve --listen 127.0.0.1:" + port)
                 .doesNotContain(TOKEN).hasLineCount(1);
     }
 
     @Test
     void usageErrors_areExit2() {
-        assertThat(CliRun.of("status", "--socket", "/x.sock", "--listen", "127.0.0.1:1").exitCode()).isEqualTo(Cli.USAGE);
-        assertThat(CliRun.of("status", "--token-file", "/x").exitCode()).isEqualTo(Cli.USAGE);
+        assertThat(CliRun.of("status", "--socket", "/x.sock", "--listen", "127.0.0.1:1").exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(CliRun.of("status", "--token-file", "/x").exitCode()).isEqualTo(ExitCodes.USAGE);
         CliRun remote = CliRun.of("status", "--listen", "10.0.0.1:7878");
-        assertThat(remote.exitCode()).isEqualTo(Cli.USAGE);
+        assertThat(remote.exitCode()).isEqualTo(ExitCodes.USAGE);
         assertThat(remote.err()).contains("only loopback");
-        assertThat(CliRun.of("status", "--listen", "localhost:7878").exitCode()).isEqualTo(Cli.USAGE);
-        assertThat(CliRun.of("status", "extra").exitCode()).isEqualTo(Cli.USAGE);
+        assertThat(CliRun.of("status", "--listen", "localhost:7878").exitCode()).isEqualTo(ExitCodes.USAGE);
+        assertThat(CliRun.of("status", "extra").exitCode()).isEqualTo(ExitCodes.USAGE);
     }
 
     @Test

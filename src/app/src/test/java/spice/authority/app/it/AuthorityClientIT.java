@@ -126,4 +126,41 @@ class AuthorityClientIT {
         AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(helper.socket)).build();
         assertThat(client.run("run-1")).isEqualTo(new RunView("run-1", "ACTIVE", 2, false, false));
     }
+
+    @Test
+    void readmeEngineExample_runsAsWritten_asTwoProcesses() throws Exception {
+        Path repo = Path.of("../..").toAbsolutePath().normalize();
+        String readme = Files.readString(repo.resolve("README.md"));
+        int begin = readme.indexOf("<!-- engine-example:begin -->");
+        int end = readme.indexOf("<!-- engine-example:end -->");
+        assertThat(begin).isPositive();
+        assertThat(end).isGreaterThan(begin);
+        String block = readme.substring(begin, end);
+        Path source = root.resolve("EngineExample.java");
+        Files.writeString(source, block.substring(block.indexOf("```java\n") + 8, block.lastIndexOf("```")));
+        Path envelope = root.resolve("clock.pb");
+
+        List<String> classpath = new ArrayList<>();
+        for (Class<?> c : new Class<?>[] {AuthorityClient.class, RunId.class, com.google.protobuf.InvalidProtocolBufferException.class}) {
+            classpath.add(Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
+        }
+        String out = "";
+        for (String mode : List.of("suspend", "resume")) {
+            ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "--class-path", String.join(java.io.File.pathSeparator, classpath), source.toString(), mode, envelope.toString())
+                    .redirectErrorStream(true);
+            pb.environment().put("XDG_RUNTIME_DIR", root.resolve("xdg").toString());
+            Process run = pb.start();
+            out += new String(run.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(run.waitFor(120, TimeUnit.SECONDS)).isTrue();
+            assertThat(run.exitValue()).as(out).isZero();
+        }
+        assertThat(out).isEqualTo("""
+                suspended at sequence 9
+                resumed at sequence 10
+                completed after 2 turns
+                """);
+        AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(helper.socket)).build();
+        assertThat(client.run("clock-run").phase()).isEqualTo("COMPLETED");
+    }
 }

@@ -229,6 +229,39 @@ class HelperEndToEndIT {
         return out;
     }
 
+    /** The count of {@code spice_authority_refusals_total{code}} on the helper's metrics, 0 when absent. */
+    private long refusals(String code) throws IOException {
+        String prefix = "spice_authority_refusals_total{code=\"" + code + "\"} ";
+        return helper.http().get("/q/metrics").text().lines().filter(l -> l.startsWith(prefix))
+                .mapToLong(l -> Long.parseLong(l.substring(prefix.length()).trim())).sum();
+    }
+
+    @Test
+    void refusals_ofTheTransportAndOfTheSessionFilter_areCountedOnce() throws Exception {
+        UnixHttp http = helper.http();
+        long invalid = refusals("invalid_request");
+        long unauthorized = refusals("unauthorized");
+
+        // Refused by the transport layer while the body arrives, before any resource runs.
+        UnixHttp.Response tooLarge = http.call("POST", "/v1/runs", Map.of("Content-Type", "application/json"), new byte[70_000]);
+        assertThat(tooLarge.status()).isEqualTo(413);
+        assertThat(tooLarge.header("Content-Type")).startsWith("application/problem+json");
+        assertThat(tooLarge.text()).contains("\"code\":\"invalid_request\"");
+        assertThat(refusals("invalid_request")).as("the transport's refusal is counted").isEqualTo(invalid + 1);
+
+        // Refused by the session filter before the resource method runs: no session, an unknown one.
+        UnixHttp.Response noSession = http.call("POST", "/v1/runs", Map.of("Content-Type", "application/json"),
+                "{\"run_id\":\"run-x\"}".getBytes(StandardCharsets.UTF_8));
+        assertThat(noSession.status()).isEqualTo(400);
+        assertThat(noSession.text()).contains("Spice-Session");
+        UnixHttp.Response unknown = http.call("DELETE", "/v1/sessions/00112233445566778899aabbccddeeff", Map.of(), null);
+        assertThat(unknown.status()).isEqualTo(401);
+        assertThat(unknown.text()).contains("\"code\":\"unauthorized\"").doesNotContain("00112233445566778899aabbccddeeff");
+        assertThat(refusals("invalid_request")).isEqualTo(invalid + 2);
+        assertThat(refusals("unauthorized")).isEqualTo(unauthorized + 1);
+        assertThat(Files.exists(root.resolve("authority").resolve("run-x.json"))).as("nothing was started").isFalse();
+    }
+
     @Test
     void healthMetricsOpenapi_andSigtermDrainsRemovesSocketExits0() throws Exception {
         UnixHttp http = helper.http();

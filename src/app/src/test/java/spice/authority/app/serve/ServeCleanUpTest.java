@@ -17,6 +17,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import spice.authority.app.runtime.ServeContext;
 import spice.authority.core.RunAuthority;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.LockMode;

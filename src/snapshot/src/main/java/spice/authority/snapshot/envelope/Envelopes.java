@@ -46,13 +46,10 @@ public final class Envelopes {
         if (signer == null) {
             throw new SigningException();
         }
-        byte[] payload = snapshot.canonicalBytes();
-        byte[] digest = HmacSha256.sha256(payload);
-        ClaimInput input = new ClaimInput(Snapshot.FORMAT, snapshot.runId(), snapshot.lastSequence(),
-                snapshot.status().lifecycleNumber(), digest);
+        Unsigned unsigned = unsigned(snapshot);
         Claim claim;
         try {
-            claim = signer.sign(input);
+            claim = signer.sign(unsigned.claimInput());
         } catch (CancellationException e) {
             throw e;
         } catch (Exception | Error e) {
@@ -61,11 +58,59 @@ public final class Envelopes {
             }
             throw new SigningException();
         }
-        if (claim == null) {
-            throw new SigningException();
+        return unsigned.seal(claim);
+    }
+
+    /**
+     * The first half of {@link #seal}, for a signer whose failures the caller must see as they
+     * are (the run authority's typed outcomes): the digest and the claim input, taken from the
+     * snapshot's own fields; {@link Unsigned#seal} then builds the envelope with the claim.
+     */
+    public static Unsigned unsigned(Snapshot snapshot) {
+        byte[] payload = snapshot.canonicalBytes();
+        byte[] digest = HmacSha256.sha256(payload);
+        ClaimInput input = new ClaimInput(Snapshot.FORMAT, snapshot.runId(), snapshot.lastSequence(),
+                snapshot.status().lifecycleNumber(), digest);
+        return new Unsigned(snapshot, payload, digest, input);
+    }
+
+    /**
+     * A validated snapshot, digested, waiting for its claim.
+     *
+     * <p><b>Guarantees.</b> The envelope {@link #seal} builds carries the claim given, the payload
+     * and digest of the snapshot and the snapshot's own run ID, last sequence and lifecycle; it is
+     * never built without a claim.
+     */
+    public static final class Unsigned {
+        private final Snapshot snapshot;
+        private final byte[] payload;
+        private final byte[] digest;
+        private final ClaimInput input;
+
+        private Unsigned(Snapshot snapshot, byte[] payload, byte[] digest, ClaimInput input) {
+            this.snapshot = snapshot;
+            this.payload = payload;
+            this.digest = digest;
+            this.input = input;
         }
-        return Envelope.of(Snapshot.FORMAT, snapshot.runId(), snapshot.lastSequence(),
-                snapshot.status().lifecycleNumber(), payload, digest, claim);
+
+        /** What the signer signs. */
+        public ClaimInput claimInput() {
+            return input;
+        }
+
+        /**
+         * The envelope with {@code claim}, which must have been made for {@link #claimInput()}.
+         *
+         * @throws SigningException when there is no claim
+         */
+        public Envelope seal(Claim claim) throws SigningException {
+            if (claim == null) {
+                throw new SigningException();
+            }
+            return Envelope.of(Snapshot.FORMAT, snapshot.runId(), snapshot.lastSequence(),
+                    snapshot.status().lifecycleNumber(), payload, digest, claim);
+        }
     }
 
     /** Structural validation, wire-format.md a.3, in order. */

@@ -609,6 +609,20 @@ class EnvelopeRulesTest {
         }
 
         @Test
+        void unsigned_sealWithTheClaimOfItsInput_isTheEnvelopeSealGives_noClaimIsRefused() throws Exception {
+            Snapshot s = EnvelopeFixtures.snapshot(V01);
+            try (AuthorityKey key = EnvelopeFixtures.key()) {
+                Envelopes.Unsigned unsigned = Envelopes.unsigned(s);
+                assertThat(unsigned.claimInput().runId()).isEqualTo("run-1");
+                assertThat(unsigned.claimInput().sha256()).isEqualTo(EnvelopeFixtures.sha256(s.canonicalBytes()));
+                Envelope twoHalves = unsigned.seal(key.sign(unsigned.claimInput()));
+                assertThat(twoHalves.toBinary()).isEqualTo(Envelopes.seal(s, key::sign).toBinary());
+                assertThat(strict(twoHalves.toBinary())).isEqualTo("OK");
+                assertThatThrownBy(() -> unsigned.seal(null)).isInstanceOf(SigningException.class).hasNoCause();
+            }
+        }
+
+        @Test
         void seal_signerSeesTheSnapshotsOwnFields() throws Exception {
             Snapshot s = EnvelopeFixtures.snapshot(V01.replace("\"last_sequence\":7", "\"last_sequence\":18446744073709551614")
                     .replace("\"suspended\"", "\"cancelled\""));

@@ -1,4 +1,4 @@
-package spice.authority.app.serve;
+package spice.authority.app.runtime;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package spice.authority.app.cli;
+package spice.authority.app.command;
 
 import spice.authority.host.HelperEndpoint;
 

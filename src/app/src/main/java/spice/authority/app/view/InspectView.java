@@ -1,4 +1,4 @@
-package spice.authority.app.cli;
+package spice.authority.app.view;
 
 import java.security.MessageDigest;
 import java.util.ArrayList;

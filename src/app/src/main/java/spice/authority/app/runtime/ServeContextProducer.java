@@ -1,4 +1,4 @@
-package spice.authority.app.serve;
+package spice.authority.app.runtime;
 
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
@@ -21,7 +21,7 @@ public class ServeContextProducer {
     private static final AtomicReference<ServeContext> PREPARED = new AtomicReference<>();
 
     /** Called by {@code serve} once, before Quarkus starts. */
-    static void handOver(ServeContext context) {
+    public static void handOver(ServeContext context) {
         if (!PREPARED.compareAndSet(null, context)) {
             throw new IllegalStateException("serve context already handed over");
         }

@@ -1,4 +1,4 @@
-package spice.authority.app.serve;
+package spice.authority.app.runtime;
 
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;

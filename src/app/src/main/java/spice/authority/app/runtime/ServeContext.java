@@ -1,4 +1,4 @@
-package spice.authority.app.serve;
+package spice.authority.app.runtime;
 
 import spice.authority.core.RunAuthority;
 import spice.authority.os.ProcessWatcher;

@@ -1,0 +1,455 @@
+package spice.authority.app.demo;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import spice.authority.host.AuthorityClient;
+import spice.authority.host.HelperEndpoint;
+import spice.authority.host.RawJson;
+import spice.authority.host.RunView;
+import spice.authority.host.Session;
+import spice.authority.host.demo.DemoHost;
+import spice.authority.host.demo.JsonLine;
+
+/**
+ * {@code spice-authority demo}: real host processes of the scripted agent against a helper; one
+ * is killed with SIGKILL, another recovers the run (RFC 0007's host half, end to end).
+ *
+ * <p>Guarantees: with no socket given it starts its own helper on a fresh 0700 temporary
+ * directory and removes the helper, the hosts and the directory at the end, on every path. The
+ * last output line is {@code DemoResult}; {@link #run()} returns true only when every check held.
+ */
+public final class Demo {
+    /** The two scenarios. */
+    public enum Scenario {
+        SUSPENDED("suspended"), IN_FLIGHT("in-flight");
+
+        final String label;
+
+        Scenario(String label) {
+            this.label = label;
+        }
+
+        public static Scenario of(String s) {
+            for (Scenario v : values()) {
+                if (v.label.equals(s)) {
+                    return v;
+                }
+            }
+            throw new IllegalArgumentException("unknown scenario '" + s + "': use suspended or in-flight");
+        }
+
+        @Override
+        public String toString() {
+            return label;
+        }
+    }
+
+    private static final long STEP_TIMEOUT_S = 60;
+
+    private final Scenario scenario;
+    private final Path socket;
+    private final Output out;
+    private final List<String> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+    private final List<Process> processes = java.util.Collections.synchronizedList(new ArrayList<>());
+    private Path tmp;
+    private Process helper;
+    private long killToResumeMs = -1;
+
+    public Demo(Scenario scenario, Path socket, boolean json, PrintWriter writer) {
+        this.scenario = scenario;
+        this.socket = socket;
+        this.out = new Output(writer, json);
+    }
+
+    /** Runs the scenario; true when every check held. The last line is printed after the clean-up. */
+    public boolean run() {
+        long demoPid = ProcessHandle.current().pid();
+        String runId = "demo-" + scenario.label + "-" + hex4();
+        Thread onSignal = Thread.ofPlatform().unstarted(this::cleanUp); // Ctrl-C, SIGTERM
+        Runtime.getRuntime().addShutdownHook(onSignal);
+        try {
+            tmp = Files.createTempDirectory("spice-authority-demo-", PosixFilePermissions.asFileAttribute(
+                    PosixFilePermissions.fromString("rwx------")));
+            scenario(demoPid, runId);
+        } catch (IOException | RuntimeException e) {
+            failures.add(e.getClass().getSimpleName() + ": " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            failures.add("interrupted");
+        } finally {
+            cleanUp();
+            try {
+                Runtime.getRuntime().removeShutdownHook(onSignal);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs anyway; cleanUp is idempotent
+            }
+        }
+        return finish(demoPid, runId, killToResumeMs);
+    }
+
+    private void scenario(long demoPid, String runId) throws IOException, InterruptedException {
+        Path sock = socket;
+        if (sock == null) {
+            sock = tmp.resolve("authority.sock");
+            helper = startHelper(tmp.resolve("authority"), sock);
+            out.note("demo", demoPid, "started its own helper (pid " + helper.pid() + ") on " + tmp);
+        } else {
+            out.note("demo", demoPid, "using the helper on " + sock);
+        }
+        AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).build();
+        Path envelope = tmp.resolve("envelope.pb");
+        Path ledger = tmp.resolve("ledger.txt");
+        out.note("demo", demoPid, "run " + runId + ": host A runs the scripted agent (4 turns, 2 tools)");
+
+        // Host A: runs, suspends, and is killed.
+        Host a = Host.start("A", role(), sock, runId, envelope, ledger, processes);
+        Predicate<Map<String, Object>> killPoint = scenario == Scenario.SUSPENDED
+                ? l -> "RunSuspended".equals(l.get("event"))
+                : l -> "ToolCallStarted".equals(l.get("event")) && "append_ledger".equals(l.get("tool"))
+                        && Long.valueOf(2).equals(l.get("turn"));
+        Map<String, Object> last = a.relayUntil(out, killPoint);
+        if (last == null) {
+            failures.add("host A ended before the kill point: " + a.stderrTail());
+            return;
+        }
+        long suspendedSeq = a.lastSuspendedSeq;
+        if (scenario == Scenario.IN_FLIGHT) {
+            // Kill once the call's side effect is on disk and its answer is still to come.
+            awaitLedgerLine(ledger, runId + " t2-write");
+        }
+        a.process.destroyForcibly(); // SIGKILL
+        long killedAt = System.nanoTime();
+        boolean ended = a.process.waitFor(STEP_TIMEOUT_S, TimeUnit.SECONDS);
+        Integer exit = ended ? a.process.exitValue() : null;
+        out.line(JsonLine.of("A", a.process.pid(), "Killed").put("signal", "SIGKILL").put("run_id", runId)
+                .put("exit_code", exit));
+        if (exit == null || exit != 128 + 9) {
+            failures.add("host A did not die of SIGKILL (exit " + exit + ")");
+            return;
+        }
+
+        // Host B: a new process imports the stored envelope.
+        out.note("demo", demoPid, "host B, a new process, imports the stored envelope");
+        Host b = Host.start("B", "import", sock, runId, envelope, ledger, processes);
+        boolean sawRunStarted = false;
+        Long resumedSeq = null;
+        String refusedCode = null;
+        Map<String, Object> l;
+        while ((l = b.next()) != null) {
+            out.relay(l);
+            String ev = (String) l.get("event");
+            switch (ev) {
+                case "RunStarted" -> sawRunStarted = true;
+                case "RunResumed" -> {
+                    resumedSeq = (Long) l.get("seq");
+                    killToResumeMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
+                }
+                case "ImportRefused" -> refusedCode = (String) l.get("code");
+                case "HostFailed" -> failures.add("host B failed: " + l.get("error"));
+                default -> { }
+            }
+        }
+        int bExit = b.waitExit();
+        List<String> ledgerLines = Files.exists(ledger) ? Files.readAllLines(ledger) : List.of();
+        checkLedgerOnce(ledgerLines);
+        if (sawRunStarted) {
+            failures.add("host B emitted a second RunStarted");
+        }
+        Session session = client.openSession();
+        try {
+            if (scenario == Scenario.SUSPENDED) {
+                expect(bExit == 0, "host B exited " + bExit + ": " + b.stderrTail());
+                expect(resumedSeq != null && resumedSeq == suspendedSeq + 1,
+                        "RunResumed at " + resumedSeq + ", expected last_sequence+1 = " + (suspendedSeq + 1));
+                expect(ledgerLines.size() == 4, "the ledger has " + ledgerLines.size() + " entries, expected 4 (one per turn)");
+                RunView v = client.run(runId);
+                expect(v.phase().equals("COMPLETED"), "the helper shows run " + runId + " " + v.phase() + ", expected COMPLETED");
+            } else {
+                // The helper's record is ACTIVE at a later generation than the envelope's claim:
+                // the one secret-safe verification failure, never busy (A is dead) or anything else.
+                expect(bExit == DemoHost.IMPORT_REFUSED && "verification_failed".equals(refusedCode),
+                        "host B's import was not refused by verification (exit " + bExit + ", code " + refusedCode + ")");
+                expect(resumedSeq == null, "host B resumed a run whose tool call was in flight");
+                expect(ledgerLines.size() == 2, "the ledger has " + ledgerLines.size()
+                        + " entries, expected 2 (turn 1's, and turn 2's in-flight call once)");
+                RunView before = client.run(runId);
+                expect(before.phase().equals("ACTIVE") && !before.owned(),
+                        "before the abandon the helper shows run " + runId + " " + before.phase()
+                                + (before.owned() ? " (owned)" : "") + ", expected ACTIVE and not owned");
+                out.note("demo", demoPid, "the run is " + before.phase() + " and not owned; the operator ends it: "
+                        + "spice-authority runs abandon " + runId + " --yes");
+                RunView v = client.abandon(session, runId);
+                out.line(JsonLine.of("demo", demoPid, "RunAbandoned").put("run_id", runId).put("phase", v.phase())
+                        .put("run_generation", v.runGenerationText()));
+                expect(v.phase().equals("CANCELLED"), "abandon left run " + runId + " " + v.phase());
+            }
+        } finally {
+            client.closeSession(session);
+        }
+    }
+
+    /** Kills and reaps every child, stops the helper, removes the directory; idempotent. */
+    private synchronized void cleanUp() {
+        List<Process> children;
+        synchronized (processes) {
+            children = new ArrayList<>(processes);
+        }
+        for (Process p : children) {
+            p.destroyForcibly();
+        }
+        for (Process p : children) {
+            try {
+                if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                    failures.add("host process " + p.pid() + " did not end");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        processes.clear();
+        if (helper != null) {
+            if (!stopHelper(helper)) {
+                failures.add("the demo's helper (pid " + helper.pid() + ") did not stop");
+            }
+            helper = null;
+        }
+        if (tmp != null) {
+            String problem = deleteTree(tmp);
+            if (problem != null) {
+                failures.add(problem);
+            }
+            tmp = null;
+        }
+    }
+
+    private static String hex4() {
+        byte[] b = new byte[4];
+        new SecureRandom().nextBytes(b);
+        return HexFormat.of().formatHex(b);
+    }
+
+    private String role() {
+        return scenario == Scenario.SUSPENDED ? "first" : "first-in-flight";
+    }
+
+    private boolean finish(long demoPid, String runId, long killToResumeMs) {
+        boolean ok = failures.isEmpty();
+        JsonLine result = JsonLine.of("demo", demoPid, "DemoResult").put("ok", ok).put("scenario", scenario.label)
+                .put("run_id", runId);
+        if (killToResumeMs >= 0) {
+            result.put("kill_to_resume_ms", killToResumeMs);
+        }
+        if (!ok) {
+            result.put("failures", String.join("; ", failures));
+        }
+        out.line(result);
+        return ok;
+    }
+
+    private void expect(boolean holds, String failure) {
+        if (!holds) {
+            failures.add(failure);
+        }
+    }
+
+    private static void awaitLedgerLine(Path ledger, String line) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(STEP_TIMEOUT_S);
+        while (!(Files.exists(ledger) && Files.readAllLines(ledger).contains(line))) {
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the in-flight call wrote nothing to the ledger in " + STEP_TIMEOUT_S + " s");
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    private void checkLedgerOnce(List<String> lines) {
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (String s : lines) {
+            if (!seen.add(s)) {
+                failures.add("a tool call ran twice: " + s);
+            }
+        }
+    }
+
+    private Process startHelper(Path authorityDir, Path sock) throws IOException, InterruptedException {
+        List<String> cmd = List.of(HostLauncher.java().toString(), "-XX:+UseSerialGC", "-Xmx96m", "-Xss512k",
+                "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED", "-jar", HostLauncher.helperRunner().toString(),
+                "serve", "--authority-dir", authorityDir.toString(), "--socket", sock.toString());
+        Path log = tmp.resolve("helper.log");
+        Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
+        processes.add(p);
+        BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        BlockingQueue<String> first = new LinkedBlockingQueue<>();
+        Thread.ofVirtual().start(() -> {
+            try {
+                String line = r.readLine();
+                first.add(line == null ? "" : line);
+                while (r.readLine() != null) {
+                    // drain
+                }
+            } catch (IOException e) {
+                first.add("");
+            }
+        });
+        String line = first.poll(STEP_TIMEOUT_S, TimeUnit.SECONDS);
+        if (line == null || !line.startsWith("listening on ")) {
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+            String tail = Files.exists(log) ? Files.readString(log).strip() : "";
+            tail = tail.substring(Math.max(0, tail.length() - 600));
+            throw new IOException("the demo's helper did not start (exit " + (p.isAlive() ? "none yet" : p.exitValue())
+                    + "): " + (tail.isEmpty() ? "no output" : tail));
+        }
+        synchronized (this) {
+            helper = p;
+            processes.remove(p);
+        }
+        return p;
+    }
+
+    private static boolean stopHelper(Process helper) {
+        helper.destroy(); // SIGTERM: drains and releases the directory
+        try {
+            if (helper.waitFor(15, TimeUnit.SECONDS)) {
+                return true;
+            }
+            helper.destroyForcibly();
+            helper.waitFor(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            helper.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+        return false;
+    }
+
+    /** Removes the demo's directory; a problem (null when none) names what was left. */
+    private static String deleteTree(Path dir) {
+        try (var walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+            return null;
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return "could not remove " + dir + ": " + e.getMessage();
+        }
+    }
+
+    /** One host process and its JSON lines. */
+    private static final class Host {
+        final Process process;
+        final BlockingQueue<Object> lines = new LinkedBlockingQueue<>();
+        final StringBuffer stderr = new StringBuffer();
+        long lastSuspendedSeq = -1;
+        private static final Object END = new Object();
+
+        private final String proc;
+
+        private Host(String proc, Process p) {
+            this.proc = proc;
+            this.process = p;
+        }
+
+        static Host start(String proc, String role, Path sock, String runId, Path envelope, Path ledger,
+                          List<Process> processes) throws IOException {
+            List<String> cmd = new ArrayList<>(List.of(HostLauncher.java().toString(), "-XX:+UseSerialGC", "-Xmx64m",
+                    "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-cp", join(HostLauncher.hostClassPath()),
+                    DemoHost.class.getName(), "--socket", sock.toString(), "--proc", proc, "--role", role,
+                    "--run-id", runId, "--envelope", envelope.toString(), "--ledger", ledger.toString()));
+            Process p = new ProcessBuilder(cmd).start(); // stdin stays open: the host ends when it closes
+            processes.add(p);
+            Host h = new Host(proc, p);
+            Thread.ofVirtual().start(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                    for (String l; (l = r.readLine()) != null; ) {
+                        try {
+                            h.lines.add(RawJson.of(l).object());
+                        } catch (IOException e) {
+                            h.stderr.append("unreadable line from host ").append(proc).append('\n');
+                        }
+                    }
+                } catch (IOException ignored) {
+                    // the process ended
+                }
+                h.lines.add(END);
+            });
+            Thread.ofVirtual().start(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
+                    for (String l; (l = r.readLine()) != null; ) {
+                        h.stderr.append(l).append('\n');
+                    }
+                } catch (IOException ignored) {
+                    // the process ended
+                }
+            });
+            return h;
+        }
+
+        private static String join(List<Path> paths) {
+            StringBuilder b = new StringBuilder();
+            for (Path p : paths) {
+                if (!b.isEmpty()) {
+                    b.append(java.io.File.pathSeparatorChar);
+                }
+                b.append(p);
+            }
+            return b.toString();
+        }
+
+        /** The next line, or null at the end of output; a silence past the step timeout is a failure. */
+        @SuppressWarnings("unchecked")
+        Map<String, Object> next() throws InterruptedException, IOException {
+            Object o = lines.poll(STEP_TIMEOUT_S, TimeUnit.SECONDS);
+            if (o == null) {
+                throw new IOException("host " + proc + " printed nothing for " + STEP_TIMEOUT_S + " s: " + stderrTail());
+            }
+            if (o == END) {
+                return null;
+            }
+            Map<String, Object> m = (Map<String, Object>) o;
+            if ("RunSuspended".equals(m.get("event")) && m.get("seq") instanceof Long s) {
+                lastSuspendedSeq = s;
+            }
+            return m;
+        }
+
+        /** Relays lines until one matches; returns it, or null when the host ended first. */
+        Map<String, Object> relayUntil(Output out, Predicate<Map<String, Object>> stop) throws InterruptedException, IOException {
+            Map<String, Object> l;
+            while ((l = next()) != null) {
+                out.relay(l);
+                if (stop.test(l)) {
+                    return l;
+                }
+            }
+            return null;
+        }
+
+        int waitExit() throws InterruptedException {
+            if (!process.waitFor(STEP_TIMEOUT_S, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                return -1;
+            }
+            return process.exitValue();
+        }
+
+        String stderrTail() {
+            String s = stderr.toString().strip();
+            return s.isEmpty() ? "(no error output)" : s.substring(Math.max(0, s.length() - 400));
+        }
+    }
+}

@@ -1,0 +1,105 @@
+package spice.authority.host.engine;
+
+import java.io.IOException;
+import java.util.Objects;
+import spice.authority.host.AuthorityClient;
+import spice.authority.host.HelperProblem;
+import spice.authority.host.HelperTimeout;
+import spice.authority.host.HelperProtocolError;
+import spice.authority.host.ImportView;
+import spice.authority.host.Session;
+
+/**
+ * The run authority as an engine sees it: the helper's run and import operations for one session.
+ * {@link #of(AuthorityClient, Session)} is the real one; tests put a fake door around it to inject
+ * failures.
+ */
+public interface Authority {
+    /** Durable ACTIVE at generation 1; the lease is this session's. */
+    void start(String runId) throws IOException;
+
+    /** Signs a payload; a SUSPENDED one keeps the lease, a terminal one ends it. */
+    byte[] sign(String runId, byte[] payload) throws IOException;
+
+    /** Local resume: durable ACTIVE at the next generation. */
+    void resume(String runId) throws IOException;
+
+    /** The host stopped; nothing is written. */
+    void release(String runId) throws IOException;
+
+    ImportView prepareImport(byte[] envelope) throws IOException;
+
+    void consume(ImportView tx) throws IOException;
+
+    void activate(ImportView tx) throws IOException;
+
+    void abortImport(ImportView tx) throws IOException;
+
+    /** The helper's operations through {@code client} for {@code session}. */
+    static Authority of(AuthorityClient client, Session session) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(session, "session");
+        return new Authority() {
+            @Override
+            public void start(String runId) throws IOException {
+                client.start(session, runId);
+            }
+
+            @Override
+            public byte[] sign(String runId, byte[] payload) throws IOException {
+                return client.sign(session, runId, payload);
+            }
+
+            @Override
+            public void resume(String runId) throws IOException {
+                client.resume(session, runId);
+            }
+
+            @Override
+            public void release(String runId) throws IOException {
+                client.release(session, runId);
+            }
+
+            @Override
+            public ImportView prepareImport(byte[] envelope) throws IOException {
+                return client.prepareImport(session, envelope);
+            }
+
+            @Override
+            public void consume(ImportView tx) throws IOException {
+                client.consume(session, tx);
+            }
+
+            @Override
+            public void activate(ImportView tx) throws IOException {
+                client.activate(session, tx);
+            }
+
+            @Override
+            public void abortImport(ImportView tx) throws IOException {
+                client.abortImport(session, tx);
+            }
+
+            @Override
+            public String toString() {
+                return "Authority[" + client + ", " + session + "]";
+            }
+        };
+    }
+
+    /**
+     * True when a failed mutating call may have taken effect: the helper said {@code uncertain}, or
+     * the request may have arrived without an answer (timeout, unreadable answer, or anything that
+     * is not a refusal of the helper or a proof that nothing was sent).
+     */
+    static boolean outcomeUnknown(IOException e) {
+        return switch (e) {
+            case HelperProblem.Uncertain u -> true;
+            case HelperProblem p -> false;
+            case HelperTimeout t -> true;
+            case HelperProtocolError p -> true;
+            case spice.authority.host.HelperTransportException t -> false; // unreachable, untrusted: nothing sent
+            default -> true;
+        };
+    }
+}

@@ -1,0 +1,27 @@
+package spice.authority.host.engine;
+
+import java.io.IOException;
+
+/**
+ * The helper refused or failed a call the engine made. {@link #uncertain()} says whether the call
+ * may have taken effect: then nothing may be retried automatically.
+ */
+public final class AuthorityFailedException extends EngineException {
+    private static final long serialVersionUID = 1L;
+    private final boolean uncertain;
+
+    AuthorityFailedException(String message, IOException cause) {
+        super(message + ": " + cause.getMessage(), cause);
+        this.uncertain = Authority.outcomeUnknown(cause);
+    }
+
+    /** True when the failed call may have taken effect. */
+    public boolean uncertain() {
+        return uncertain;
+    }
+
+    /** The helper's refusal or the transport failure. */
+    public IOException failure() {
+        return (IOException) getCause();
+    }
+}

@@ -1,0 +1,433 @@
+package spice.authority.host.engine;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import spice.authority.host.ImportView;
+import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.envelope.Envelope;
+import spice.authority.snapshot.envelope.EnvelopeRejectedException;
+import spice.authority.snapshot.payload.Definition;
+import spice.authority.snapshot.payload.LifecycleStatus;
+import spice.authority.snapshot.payload.Message;
+import spice.authority.snapshot.payload.Part;
+import spice.authority.snapshot.payload.PayloadRejectedException;
+import spice.authority.snapshot.payload.PlanIdentity;
+import spice.authority.snapshot.payload.Role;
+import spice.authority.snapshot.payload.Snapshot;
+import spice.authority.snapshot.plan.PlanIdentities;
+
+/**
+ * The reference host engine of RFC 0007: runs driven by a {@link Model} and the tools of a leased
+ * plan, exported as signed snapshots through the helper, and imported in another process in the
+ * RFC's order.
+ *
+ * <pre>{@code
+ * Engine engine = Engine.builder(Authority.of(client, session), model, plans)
+ *         .identity(EngineIdentity.generated("my-agent/v3", List.of("provider:my-agent@3.1.0")))
+ *         .build();
+ * Run run = engine.start("run-1", new Definition("agent", "model-x", 8), "hello");
+ * run.runTurn();
+ * byte[] envelope = run.suspend();       // store it; the process may die now
+ * // later, in another process, once this one is dead:
+ * Run again = otherEngine.importRun(envelope);   // continues at last_sequence + 1
+ * }</pre>
+ *
+ * <p>Guarantees (the host rules of RFC 0007 and wire-format.md e.7 and f):
+ * <ul>
+ *   <li>Import order: the helper prepares (verifies the HMAC, locks the run) before anything else;
+ *       then suspended-only, never-seen run ID, compatibility, the recorded plan leased and the
+ *       combined plan identity recomputed — a missing, substituted or changed plan releases the
+ *       candidate lease and aborts the import; then consume, commit of the engine run, activate.
+ *   <li>A failure before consume aborts at the helper and leaves no engine state; after consume it
+ *       is {@link ImportUncertainException}, never retried; an uncertain activate stops and joins
+ *       the committed run before the import transaction is released, and the run never executes.
+ *   <li>An imported run continues at {@code last_sequence + 1} with RunResumed, never a second
+ *       RunStarted; its log holds no earlier events, so older cursors fail with the snapshot
+ *       sequence as recovery cursor.
+ *   <li>A run ID is used once per engine: a run it started or imported cannot be imported again.
+ * </ul>
+ * Thread-safe.
+ */
+public final class Engine implements AutoCloseable {
+    private final Authority authority;
+    private final Model model;
+    private final ToolPlanSource plans;
+    private final EngineIdentity identity;
+    private final int logCapacity;
+    private final List<EventListener> listeners;
+    private final Set<String> seenRunIds = new HashSet<>();
+    private final Map<String, Run> runs = new ConcurrentHashMap<>();
+    private boolean closed;
+
+    private Engine(Builder b) {
+        this.authority = b.authority;
+        this.model = b.model;
+        this.plans = b.plans;
+        this.identity = b.identity;
+        this.logCapacity = b.logCapacity;
+        this.listeners = List.copyOf(b.listeners);
+    }
+
+    /** An engine on {@code authority}, driven by {@code model}, leasing tools from {@code plans}. */
+    public static Builder builder(Authority authority, Model model, ToolPlanSource plans) {
+        return new Builder(authority, model, plans);
+    }
+
+    /** Options of an engine. */
+    public static final class Builder {
+        private final Authority authority;
+        private final Model model;
+        private final ToolPlanSource plans;
+        private EngineIdentity identity = EngineIdentity.convenience();
+        private int logCapacity = 4096;
+        private final List<EventListener> listeners = new CopyOnWriteArrayList<>();
+
+        private Builder(Authority authority, Model model, ToolPlanSource plans) {
+            this.authority = Objects.requireNonNull(authority, "authority");
+            this.model = Objects.requireNonNull(model, "model");
+            this.plans = Objects.requireNonNull(plans, "plans");
+        }
+
+        /** The engine's static identity; default {@link EngineIdentity#convenience()} (not importable). */
+        public Builder identity(EngineIdentity identity) {
+            this.identity = Objects.requireNonNull(identity, "identity");
+            return this;
+        }
+
+        /** How many events each run's log retains (default 4096). */
+        public Builder logCapacity(int capacity) {
+            if (capacity < 1) {
+                throw new IllegalArgumentException("log capacity must be positive");
+            }
+            this.logCapacity = capacity;
+            return this;
+        }
+
+        /** Told of every event of every run of this engine. */
+        public Builder listener(EventListener l) {
+            listeners.add(Objects.requireNonNull(l, "listener"));
+            return this;
+        }
+
+        public Engine build() {
+            return new Engine(this);
+        }
+    }
+
+    Authority authority() {
+        return authority;
+    }
+
+    Model model() {
+        return model;
+    }
+
+    int logCapacity() {
+        return logCapacity;
+    }
+
+    List<EventListener> listeners() {
+        return listeners;
+    }
+
+    public EngineIdentity identity() {
+        return identity;
+    }
+
+    /** The run with this ID in this engine, or {@code null}. */
+    public Run run(String runId) {
+        return runs.get(runId);
+    }
+
+    /**
+     * Starts a new run: leases the current tool plan, ACTIVE at the helper, then RunStarted (sequence 1)
+     * and the first user message (its ID {@code <run>/message/user}).
+     */
+    public Run start(String runId, Definition definition, String userText) throws EngineException {
+        Objects.requireNonNull(definition, "definition");
+        if (!RunId.isValid(runId)) {
+            throw new RunStateException("run ID refused: " + RunId.RULE);
+        }
+        Objects.requireNonNull(userText, "userText");
+        reserveRunId(runId, "start");
+        ToolPlanSource.Lease lease = null;
+        boolean ok = false;
+        boolean helperStarted = false;
+        try {
+            try {
+                lease = plans.lease(plans.currentPlanId());
+            } catch (ToolPlanSource.PlanUnavailableException e) {
+                throw new RunStateException("cannot start run " + runId + ": " + e.getMessage());
+            }
+            PlanIdentity plan;
+            Message first = new Message(runId + "/message/user", Role.USER, List.of(new Part.Text(userText)));
+            try {
+                plan = PlanIdentities.planIdentity(identity.compiledIdentities(), lease.planId(),
+                        identity.compatibilityIdentity(), StaticToolPlan.definitions(lease.tools()));
+                // Everything a snapshot of this run will carry is valid before the helper hears of it.
+                Snapshot.builder().runId(runId).definition(definition).completedTurns(0).planIdentity(plan)
+                        .seenInteractionIds(List.of()).lastSequence(2).status(LifecycleStatus.CANCELLED)
+                        .addMessage(first).build();
+            } catch (PayloadRejectedException | IllegalArgumentException e) {
+                throw new RunStateException("cannot start run " + runId + ": " + e.getMessage());
+            }
+            try {
+                authority.start(runId);
+                helperStarted = true;
+            } catch (IOException e) {
+                throw new AuthorityFailedException("the helper did not start run " + runId, e);
+            }
+            Run run = new Run(this, runId, definition, 1, List.of(), 0, List.of());
+            run.bind(plan, lease);
+            if (!register(run)) {
+                release(runId);
+                throw new RunStateException("cannot start run " + runId + ": the engine was closed meanwhile");
+            }
+            run.started(first);
+            ok = true;
+            return run;
+        } catch (EngineException | RuntimeException e) {
+            if (!helperStarted && !(e instanceof AuthorityFailedException a && a.uncertain())) {
+                forgetRunId(runId); // provably not started: the ID may be used again
+            }
+            throw e;
+        } finally {
+            if (!ok && lease != null) {
+                lease.release();
+            }
+        }
+    }
+
+    /** Adds a run unless the engine is closed. */
+    private synchronized boolean register(Run run) {
+        if (closed) {
+            return false;
+        }
+        runs.put(run.runId(), run);
+        return true;
+    }
+
+    private void release(String runId) {
+        try {
+            authority.release(runId);
+        } catch (IOException ignored) {
+            // The session's end releases it too.
+        }
+    }
+
+    private synchronized void reserveRunId(String runId, String what) throws EngineException {
+        if (closed) {
+            throw new RunStateException("cannot " + what + " run " + runId + ": the engine is closed");
+        }
+        if (!seenRunIds.add(runId)) {
+            throw new ImportRefusedException(ImportRefusedException.Reason.ALREADY_IMPORTED,
+                    "run " + runId + " was already started or imported by this engine", null);
+        }
+    }
+
+    private synchronized void forgetRunId(String runId) {
+        seenRunIds.remove(runId);
+    }
+
+    private synchronized boolean seen(String runId) {
+        return seenRunIds.contains(runId);
+    }
+
+    /**
+     * Imports a signed envelope exported by another process, which must be dead (the helper
+     * refuses while the owner lives): prepare, plan lease and identity, consume, commit, activate.
+     * Returns the run, RUNNING at {@code last_sequence + 2} after its RunResumed.
+     *
+     * @throws ImportRefusedException nothing changed (aborted before consume)
+     * @throws ImportUncertainException failed after consume: never retry automatically
+     */
+    public Run importRun(byte[] envelopeBytes) throws EngineException {
+        Objects.requireNonNull(envelopeBytes, "envelope");
+        Snapshot snapshot;
+        try {
+            snapshot = Snapshot.decode(Envelope.parse(envelopeBytes).payload());
+        } catch (EnvelopeRejectedException | PayloadRejectedException e) {
+            throw new ImportRefusedException(ImportRefusedException.Reason.MALFORMED,
+                    "the envelope is not a valid snapshot envelope: " + e.getMessage(), null);
+        }
+        String runId = snapshot.runId();
+        // 1. The helper verifies the HMAC and locks the run before any engine-side work.
+        ImportView tx;
+        try {
+            tx = authority.prepareImport(envelopeBytes);
+        } catch (IOException e) {
+            throw new ImportRefusedException(ImportRefusedException.Reason.AUTHORITY_REFUSED,
+                    "the helper refused to import run " + runId + ": " + e.getMessage(), e);
+        }
+        // 2. Engine-side checks and the plan lease; any refusal aborts the prepared import.
+        ToolPlanSource.Lease lease;
+        try {
+            lease = checkAndLease(snapshot, tx);
+        } catch (ImportRefusedException refused) {
+            abortQuietly(tx, refused);
+            throw refused;
+        } catch (RuntimeException e) {
+            ImportRefusedException refused = new ImportRefusedException(ImportRefusedException.Reason.PLAN_MISSING,
+                    "run " + runId + ": leasing or checking the recorded plan failed: " + e, null);
+            abortQuietly(tx, refused);
+            throw refused;
+        }
+        // 3. Consume: the durable consume point.
+        try {
+            authority.consume(tx);
+        } catch (IOException e) {
+            lease.release();
+            if (Authority.outcomeUnknown(e)) {
+                // The run ID stays reserved: the run may be IMPORTING for this engine.
+                abortQuietly(tx, e);
+                throw new ImportUncertainException(runId, "consume of run " + runId + " is uncertain: " + e.getMessage()
+                        + "; it is not retried", e);
+            }
+            ImportRefusedException refused = new ImportRefusedException(ImportRefusedException.Reason.CONSUME_REFUSED,
+                    "the helper refused to consume run " + runId + ": " + e.getMessage(), e);
+            forgetRunId(runId);
+            abortQuietly(tx, refused);
+            throw refused;
+        }
+        // 4. Commit the engine run (not executing: no lease yet).
+        Run run = new Run(this, runId, snapshot.definition(), snapshot.lastSequence() + 1, snapshot.history(),
+                snapshot.completedTurns(), snapshot.seenInteractionIds());
+        run.bind(snapshot.planIdentity(), lease);
+        if (!register(run)) {
+            lease.release();
+            abortQuietly(tx, null);
+            throw new ImportUncertainException(runId, "the engine was closed during the import of run " + runId
+                    + " after its consume point; the import was released and is not retried", null);
+        }
+        // 5. Activate: only a returned active lease lets the run execute.
+        try {
+            authority.activate(tx);
+        } catch (IOException | RuntimeException e) {
+            // RFC 0007: stop and join the committed run before Abort/Close releases the import lock;
+            // never continue without an active lease.
+            run.stopAndJoin();
+            abortQuietly(tx, e);
+            throw new ImportUncertainException(runId, "activate of run " + runId + " failed after consume ("
+                    + e.getMessage() + "); the committed run was stopped and joined, and is not retried",
+                    e instanceof IOException io ? io : new IOException(e.toString()));
+        }
+        if (!run.activated()) {
+            // The engine closed (and stopped the run) while the helper activated it: hand it back.
+            release(runId);
+            throw new RunStateException("the engine was closed while run " + runId + " was activated; its lease was released");
+        }
+        return run;
+    }
+
+    private ToolPlanSource.Lease checkAndLease(Snapshot s, ImportView tx) throws ImportRefusedException {
+        String runId = s.runId();
+        if (s.status() != LifecycleStatus.SUSPENDED) {
+            throw refused(ImportRefusedException.Reason.NOT_SUSPENDED, "run " + runId + " is " + s.status().wire()
+                    + ": terminal snapshots are inspectable, never resumable");
+        }
+        if (tx.lastSequence() != s.lastSequence() || !tx.runId().equals(runId)) {
+            throw refused(ImportRefusedException.Reason.MALFORMED, "the helper prepared another run or sequence than the envelope's");
+        }
+        if (seen(runId)) {
+            throw refused(ImportRefusedException.Reason.ALREADY_IMPORTED, "run " + runId + " was already started or imported by this engine");
+        }
+        if (!identity.importable()) {
+            throw refused(ImportRefusedException.Reason.NOT_IMPORTABLE,
+                    "this engine has no compatibility identity: import requires an explicit generated compatibility identity");
+        }
+        PlanIdentity recorded = s.planIdentity();
+        if (recorded.snapshotCompatibilityIdentity().isEmpty()) {
+            throw refused(ImportRefusedException.Reason.NOT_IMPORTABLE,
+                    "run " + runId + " was exported by a convenience engine: import requires an explicit generated compatibility identity");
+        }
+        // Static compatibility before any lease (nothing dynamic is launched on a mismatch).
+        if (!recorded.snapshotCompatibilityIdentity().equals(identity.compatibilityIdentity())
+                || !recorded.compiledIdentities().equals(identity.compiledIdentities())) {
+            throw refused(ImportRefusedException.Reason.INCOMPATIBLE,
+                    "run " + runId + " was exported by an engine with another compatibility or compiled identity");
+        }
+        ToolPlanSource.Lease lease;
+        try {
+            lease = plans.lease(recorded.toolPlanId());
+        } catch (ToolPlanSource.PlanUnavailableException e) {
+            throw refused(ImportRefusedException.Reason.PLAN_MISSING,
+                    "the recorded tool plan " + recorded.toolPlanId() + " cannot be leased: " + e.getMessage());
+        }
+        try {
+            if (!recorded.toolPlanId().equals(lease.planId())) {
+                throw refused(ImportRefusedException.Reason.PLAN_SUBSTITUTED,
+                        "the plan source leased " + lease.planId() + " instead of the recorded " + recorded.toolPlanId());
+            }
+            PlanIdentity again;
+            try {
+                again = PlanIdentities.planIdentity(identity.compiledIdentities(), lease.planId(),
+                        identity.compatibilityIdentity(), StaticToolPlan.definitions(lease.tools()));
+            } catch (IllegalArgumentException e) {
+                throw refused(ImportRefusedException.Reason.PLAN_CHANGED, "the leased plan is not valid: " + e.getMessage());
+            }
+            if (!again.equals(recorded) || !PlanIdentities.matches(recorded, StaticToolPlan.definitions(lease.tools()))) {
+                throw refused(ImportRefusedException.Reason.PLAN_CHANGED,
+                        "the recomputed plan identity of " + recorded.toolPlanId() + " differs from the recorded one: a tool definition changed");
+            }
+            // Checked again and reserved: from here a start or import of the same ID is refused.
+            synchronized (this) {
+                if (closed) {
+                    throw refused(ImportRefusedException.Reason.ENGINE_CLOSED, "the engine is closed");
+                }
+                if (!seenRunIds.add(runId)) {
+                    throw refused(ImportRefusedException.Reason.ALREADY_IMPORTED,
+                            "run " + runId + " was already started or imported by this engine");
+                }
+            }
+            return lease;
+        } catch (ImportRefusedException | RuntimeException e) {
+            lease.release();
+            throw e;
+        }
+    }
+
+    private static ImportRefusedException refused(ImportRefusedException.Reason r, String message) {
+        return new ImportRefusedException(r, message, null);
+    }
+
+    private void abortQuietly(ImportView tx, Exception primary) {
+        try {
+            authority.abortImport(tx);
+        } catch (IOException | RuntimeException e) {
+            if (primary == null) {
+                return;
+            }
+            // After consume the helper answers uncertain and keeps the run fenced; the primary
+            // failure already says so. Before consume an abort failure leaves the prepared import
+            // to end with this session.
+            primary.addSuppressed(e);
+        }
+    }
+
+    /**
+     * Stops and joins every run; the engine takes no new work. Runs that were RUNNING stay ACTIVE
+     * at the helper until this host's session ends; suspend them first to hand them on.
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            closed = true;
+        }
+        List<Run> all = new ArrayList<>(runs.values());
+        for (Run r : all) {
+            r.stopAndJoin();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Engine[" + identity + ", runs=" + runs.size() + "]";
+    }
+}

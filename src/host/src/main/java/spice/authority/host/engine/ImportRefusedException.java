@@ -1,0 +1,53 @@
+package spice.authority.host.engine;
+
+import java.io.IOException;
+
+/**
+ * An import refused before its consume point: nothing changed at the helper (the prepared import
+ * was aborted) and no engine state was created; any candidate plan lease was released.
+ */
+public final class ImportRefusedException extends EngineException {
+    private static final long serialVersionUID = 1L;
+
+    /** Why the import was refused. */
+    public enum Reason {
+        /** The envelope or its payload does not parse. */
+        MALFORMED,
+        /** The helper refused to prepare it (not verified, run busy or ACTIVE, …): see the cause. */
+        AUTHORITY_REFUSED,
+        /** Only a suspended snapshot resumes; terminal ones are inspectable only. */
+        NOT_SUSPENDED,
+        /** This engine already started or imported the run ID. */
+        ALREADY_IMPORTED,
+        /** A convenience engine (or snapshot) has no compatibility identity: not importable. */
+        NOT_IMPORTABLE,
+        /** Compatibility or compiled identities differ from this engine's. */
+        INCOMPATIBLE,
+        /** The recorded tool plan cannot be leased. */
+        PLAN_MISSING,
+        /** The source leased another plan than the recorded one. */
+        PLAN_SUBSTITUTED,
+        /** The recomputed plan identity differs (a tool definition changed). */
+        PLAN_CHANGED,
+        /** The helper refused the consume and nothing was written. */
+        CONSUME_REFUSED,
+        /** The engine was closed. */
+        ENGINE_CLOSED
+    }
+
+    private final Reason reason;
+
+    ImportRefusedException(Reason reason, String message, IOException cause) {
+        super(message, cause);
+        this.reason = reason;
+    }
+
+    public Reason reason() {
+        return reason;
+    }
+
+    /** The helper's problem code when the helper refused, else {@code null}. */
+    public String helperCode() {
+        return getCause() instanceof spice.authority.host.HelperProblem p ? p.code() : null;
+    }
+}

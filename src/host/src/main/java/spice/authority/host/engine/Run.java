@@ -1,0 +1,573 @@
+package spice.authority.host.engine;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
+import spice.authority.snapshot.payload.Definition;
+import spice.authority.snapshot.payload.JsonValue;
+import spice.authority.snapshot.payload.LifecycleStatus;
+import spice.authority.snapshot.payload.Message;
+import spice.authority.snapshot.payload.Part;
+import spice.authority.snapshot.payload.PayloadRejectedException;
+import spice.authority.snapshot.payload.PlanIdentity;
+import spice.authority.snapshot.payload.Role;
+import spice.authority.snapshot.payload.Snapshot;
+
+/**
+ * One run of an {@link Engine}: its event log, history and authority lease.
+ *
+ * <p>Guarantees:
+ * <ul>
+ *   <li>A turn runs only while the run holds an active authority lease (started, resumed or
+ *       activated at the helper); after a stop, a failure or a terminal nothing runs again.
+ *   <li>Export only at a completed turn boundary (suspended, with a turn left) or after a
+ *       terminal; {@link #suspend()} commits RunSuspended, then the helper signs the payload whose
+ *       {@code last_sequence} is that event.
+ *   <li>Local resume writes ACTIVE at the helper first; only then does the run continue.
+ *   <li>Generated IDs are run-scoped: model operations {@code <run>/model/<turn>}, messages
+ *       {@code <run>/message/<N>} with N the sequence the next event gets, so a resumed run in a
+ *       fresh process never reproduces an earlier ID; a collision, or a model-supplied call ID
+ *       seen before, fails the run.
+ *   <li>A tool call is run once. If it throws, the run fails with the call unresolved: no snapshot
+ *       can carry it, the run stays ACTIVE at the helper and needs the operator.
+ * </ul>
+ * Thread-safe; turns of one run are serialized.
+ */
+public final class Run {
+    /** The run's local phase. */
+    public enum Phase { STARTING, RUNNING, IN_TURN, SUSPENDED, COMPLETED, FAILED, CANCELLED, STOPPED }
+
+    /** Upper bound of tool rounds in one turn. */
+    static final int MAX_ROUNDS_PER_TURN = 32;
+
+    private final Engine engine;
+    private final String runId;
+    private final Definition definition;
+    private final EventLog log;
+    private final List<Message> history;
+    private final Set<String> messageIds = new HashSet<>();
+    private final Set<String> callIds = new HashSet<>();
+    private final List<String> seenInteractionIds;
+    private final ReentrantLock turnLock = new ReentrantLock();
+    private PlanIdentity planIdentity;
+    private ToolPlanSource.Lease toolLease;
+    private Map<String, Tool> tools = Map.of();
+    private int completedTurns;
+    private volatile Phase phase = Phase.STARTING;
+    private volatile boolean stopRequested;
+    private boolean authorityLease;
+    private byte[] envelope;
+    private byte[] pendingPayload;
+
+    Run(Engine engine, String runId, Definition definition, long firstSequence, List<Message> history,
+        int completedTurns, List<String> seenInteractionIds) {
+        this.engine = engine;
+        this.runId = runId;
+        this.definition = definition;
+        this.log = new EventLog(firstSequence, engine.logCapacity());
+        this.history = new ArrayList<>(history);
+        for (Message m : history) {
+            messageIds.add(m.id());
+            for (Part p : m.parts()) {
+                if (p instanceof Part.ToolCall c) {
+                    callIds.add(c.callId());
+                }
+            }
+        }
+        this.completedTurns = completedTurns;
+        this.seenInteractionIds = List.copyOf(seenInteractionIds);
+        for (EventListener l : engine.listeners()) {
+            log.listen(l);
+        }
+    }
+
+    public String runId() {
+        return runId;
+    }
+
+    public Definition definition() {
+        return definition;
+    }
+
+    public Phase phase() {
+        return phase;
+    }
+
+    public int completedTurns() {
+        turnLock.lock();
+        try {
+            return completedTurns;
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
+    /** The run's event log (subscriptions read from it). */
+    public EventLog events() {
+        return log;
+    }
+
+    /** A copy of the provider-neutral history. */
+    public List<Message> history() {
+        turnLock.lock();
+        try {
+            return List.copyOf(history);
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
+    /** The run's plan identity (compiled identities, compatibility, plan ID, fingerprint). */
+    public PlanIdentity planIdentity() {
+        return planIdentity;
+    }
+
+    // ---- life cycle used by the engine --------------------------------------------------------
+
+    void bind(PlanIdentity identity, ToolPlanSource.Lease lease) {
+        this.planIdentity = identity;
+        this.toolLease = lease;
+        Map<String, Tool> byName = new HashMap<>();
+        for (Tool t : lease.tools()) {
+            byName.put(t.definition().name(), t);
+        }
+        this.tools = Map.copyOf(byName);
+    }
+
+    /** A new run: the lease is held; RunStarted, then the first user message. */
+    void started(Message firstUserMessage) {
+        turnLock.lock();
+        try {
+            authorityLease = true;
+            phase = Phase.RUNNING;
+            log.append(runId, Event.Type.RUN_STARTED, 0, null, null, null);
+            history.add(firstUserMessage);
+            messageIds.add(firstUserMessage.id());
+            log.append(runId, Event.Type.MESSAGE_APPENDED, 0, null, firstUserMessage.id(), null);
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
+    /**
+     * An imported run whose activate returned: RunResumed at {@code last_sequence + 1}. False
+     * when the run was stopped meanwhile (it then never runs).
+     */
+    boolean activated() {
+        turnLock.lock();
+        try {
+            if (stopRequested) {
+                return false;
+            }
+            authorityLease = true;
+            phase = Phase.RUNNING;
+            log.append(runId, Event.Type.RUN_RESUMED, 0, null, null, null);
+            return true;
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
+    /**
+     * Stops the run and joins any turn in progress: after this returns nothing of the run executes
+     * again. Idempotent; releases the tool plan lease.
+     */
+    public void stopAndJoin() {
+        stopRequested = true;
+        turnLock.lock(); // joins: a turn in progress holds the lock until it ends
+        try {
+            authorityLease = false;
+            if (phase == Phase.STARTING || phase == Phase.RUNNING || phase == Phase.IN_TURN || phase == Phase.SUSPENDED) {
+                phase = Phase.STOPPED;
+            }
+            releaseToolLease();
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
+    private void releaseToolLease() {
+        if (toolLease != null) {
+            toolLease.release();
+        }
+    }
+
+    // ---- turns --------------------------------------------------------------------------------
+
+    /**
+     * Runs the next turn to its end: the model, and each tool call it asks for, once.
+     *
+     * @throws RunStateException when the run holds no active lease or is not between turns
+     * @throws RunFailedException when the turn failed; the run is FAILED
+     */
+    public void runTurn() throws EngineException {
+        turnLock.lock();
+        try {
+            requireRunning("run a turn");
+            if (completedTurns >= definition.maxTurns()) {
+                throw fail("the turn limit " + definition.maxTurns() + " is reached", null);
+            }
+            int turn = completedTurns + 1;
+            phase = Phase.IN_TURN;
+            log.append(runId, Event.Type.TURN_STARTED, turn, null, null, null);
+            String operationId = runId + "/model/" + turn;
+            for (int round = 0; ; round++) {
+                if (stopRequested) {
+                    throw new RunStateException("run " + runId + " was stopped during turn " + turn);
+                }
+                if (round >= MAX_ROUNDS_PER_TURN) {
+                    throw fail("turn " + turn + " exceeded " + MAX_ROUNDS_PER_TURN + " tool rounds", null);
+                }
+                Model.Reply reply;
+                try {
+                    reply = engine.model().respond(new Model.Request(operationId, runId, turn, history));
+                } catch (Exception e) {
+                    throw fail("the model failed in turn " + turn, e);
+                }
+                switch (reply) {
+                    case Model.Reply.Final f -> {
+                        completedTurns = turn;
+                        phase = Phase.RUNNING;
+                        log.append(runId, Event.Type.TURN_COMPLETED, turn, null, null, null);
+                        return;
+                    }
+                    case Model.Reply.ToolRound r -> toolRound(turn, r);
+                }
+            }
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
+    private void toolRound(int turn, Model.Reply.ToolRound round) throws EngineException {
+        List<Part> parts = new ArrayList<>();
+        if (!round.text().isEmpty()) {
+            parts.add(new Part.Text(round.text()));
+        }
+        Set<String> roundIds = new HashSet<>();
+        for (Model.ToolCall c : round.calls()) {
+            if (callIds.contains(c.callId()) || !roundIds.add(c.callId())) {
+                throw fail("the model reused call ID " + c.callId(), null);
+            }
+            if (!tools.containsKey(c.toolName())) {
+                throw fail("the model called " + c.toolName() + ", which the leased plan does not have", null);
+            }
+            parts.add(new Part.ToolCall(c.toolName(), c.callId(), c.arguments()));
+        }
+        Message assistant = new Message(nextMessageId(), Role.ASSISTANT, parts);
+        requireExportable(turn, assistant, round.calls());
+        appendMessage(turn, assistant);
+        callIds.addAll(roundIds);
+        for (Model.ToolCall c : round.calls()) {
+            log.append(runId, Event.Type.TOOL_CALL_STARTED, turn, c.callId(), null, c.toolName());
+            JsonValue result;
+            try {
+                result = tools.get(c.toolName()).call(runId, c.callId(), c.arguments());
+            } catch (Exception e) {
+                // The call stays unresolved: no snapshot can carry this run, and it is never replayed.
+                throw fail("tool " + c.toolName() + " failed in call " + c.callId(), e);
+            }
+            if (result == null) {
+                throw fail("tool " + c.toolName() + " returned no result in call " + c.callId(), null);
+            }
+            Message toolMessage = new Message(nextMessageId(), Role.TOOL, List.of(new Part.ToolResult(c.toolName(), c.callId(), result)));
+            try {
+                trialPayload(toolMessage);
+            } catch (PayloadRejectedException e) {
+                // The call ran but its result cannot be recorded: it stays unresolved, never replayed.
+                throw fail("tool " + c.toolName() + " returned a result the snapshot cannot carry in call " + c.callId()
+                        + ": " + e.getMessage(), null);
+            }
+            log.append(runId, Event.Type.TOOL_CALL_COMPLETED, turn, c.callId(), null, c.toolName());
+            appendMessage(turn, new Message(nextMessageId(), Role.TOOL, toolMessage.parts()));
+        }
+    }
+
+    /** {@code <run>/message/<N>}, N the sequence the next event gets. */
+    private String nextMessageId() {
+        return runId + "/message/" + Long.toUnsignedString(log.next());
+    }
+
+    private void appendMessage(int turn, Message m) throws RunFailedException {
+        if (!m.id().equals(nextMessageId()) || !messageIds.add(m.id())) {
+            throw fail("generated message ID " + m.id() + " collides with existing history", null);
+        }
+        history.add(m);
+        log.append(runId, Event.Type.MESSAGE_APPENDED, turn, null, m.id(), null);
+    }
+
+    /**
+     * Refuses, before any of its tools runs, a tool round the snapshot could not carry (IDs, part
+     * counts, sizes: the payload rules of wire-format b.5): the run fails cleanly instead.
+     */
+    private void requireExportable(int turn, Message assistant, List<Model.ToolCall> calls) throws RunFailedException {
+        List<Message> extra = new ArrayList<>();
+        extra.add(assistant);
+        for (Model.ToolCall c : calls) {
+            // Each pending call resolved by an empty result: the rules see the round as complete.
+            extra.add(new Message(assistant.id() + "/r" + extra.size(), Role.TOOL,
+                    List.of(new Part.ToolResult(c.toolName(), c.callId(), JsonValue.of("{}")))));
+        }
+        try {
+            trialPayload(extra.toArray(Message[]::new));
+        } catch (PayloadRejectedException e) {
+            throw fail("turn " + turn + ": the model's tool round cannot be recorded: " + e.getMessage(), null);
+        }
+    }
+
+    /** Encodes and validates the history plus {@code extra} as a terminal payload; nothing changes. */
+    private void trialPayload(Message... extra) throws PayloadRejectedException {
+        Snapshot.Builder b = Snapshot.builder().runId(runId).definition(definition).completedTurns(completedTurns)
+                .planIdentity(planIdentity).seenInteractionIds(seenInteractionIds).lastSequence(log.next())
+                .status(LifecycleStatus.FAILED);
+        for (Message m : history) {
+            b.addMessage(m);
+        }
+        for (Message m : extra) {
+            b.addMessage(m);
+        }
+        b.build();
+    }
+
+    private void requireRunning(String what) throws RunStateException {
+        if (stopRequested || phase == Phase.STOPPED) {
+            throw new RunStateException("cannot " + what + ": run " + runId + " was stopped");
+        }
+        if (!authorityLease) {
+            throw new RunStateException("cannot " + what + ": run " + runId + " holds no active authority lease");
+        }
+        if (phase != Phase.RUNNING) {
+            throw new RunStateException("cannot " + what + ": run " + runId + " is " + phase);
+        }
+    }
+
+    /** Fails the run: RunFailed, a FAILED terminal at the helper when the history allows one. */
+    private RunFailedException fail(String why, Exception cause) {
+        phase = Phase.FAILED;
+        log.append(runId, Event.Type.RUN_FAILED, 0, null, null, null);
+        releaseToolLease();
+        boolean unresolved = hasUnresolvedCall();
+        try {
+            if (unresolved) {
+                // The authority keeps the run ACTIVE: it cannot be exported or imported, and only
+                // the operator ends it (runs abandon). Releasing says the host stopped.
+                engine.authority().release(runId);
+            } else {
+                byte[] failed = payload(LifecycleStatus.FAILED, log.head());
+                pendingPayload = failed;
+                envelope = engine.authority().sign(runId, failed);
+                pendingPayload = null;
+            }
+        } catch (IOException | PayloadRejectedException e) {
+            why = why + " (and the helper was not told: " + e.getMessage() + ")";
+        }
+        authorityLease = false;
+        return new RunFailedException("run " + runId + " failed: " + why, cause);
+    }
+
+    private boolean hasUnresolvedCall() {
+        Set<String> open = new HashSet<>();
+        for (Message m : history) {
+            for (Part p : m.parts()) {
+                if (p instanceof Part.ToolCall c) {
+                    open.add(c.callId());
+                } else if (p instanceof Part.ToolResult r) {
+                    open.remove(r.callId());
+                }
+            }
+        }
+        return !open.isEmpty();
+    }
+
+    // ---- suspend, export, resume, terminal ----------------------------------------------------
+
+    /**
+     * Suspends at this completed turn boundary and returns the signed envelope. The run keeps its
+     * exclusive ownership at the helper; {@link #resumeLocal()} continues it here, or another
+     * process imports the envelope once this one is dead.
+     *
+     * @throws ExportRefusedException mid-turn, before the first turn, with no turn left, or when not running
+     * @throws AuthorityFailedException the helper did not sign; the run is suspended here and
+     *     {@link #export()} asks again (the same payload gives the same envelope)
+     */
+    public byte[] suspend() throws EngineException {
+        turnLock.lock();
+        try {
+            if (phase != Phase.RUNNING || !authorityLease || stopRequested) {
+                throw new ExportRefusedException("cannot suspend run " + runId + ": it is " + phase
+                        + (authorityLease ? "" : " without an active lease") + ", not at a completed turn boundary");
+            }
+            if (completedTurns < 1 || completedTurns > definition.maxTurns() - 1) {
+                throw new ExportRefusedException("cannot suspend run " + runId + " after " + completedTurns
+                        + " of " + definition.maxTurns() + " turns: a suspended run has at least one completed turn and one left");
+            }
+            byte[] payload;
+            try {
+                // last_sequence is the RunSuspended event committed once the helper signed.
+                payload = payload(LifecycleStatus.SUSPENDED, log.next());
+            } catch (PayloadRejectedException e) {
+                throw new ExportRefusedException("run " + runId + " cannot be exported: " + e.getMessage());
+            }
+            try {
+                envelope = engine.authority().sign(runId, payload);
+            } catch (IOException e) {
+                AuthorityFailedException failed = new AuthorityFailedException("the helper did not sign run " + runId, e);
+                if (!failed.uncertain()) {
+                    throw failed; // provably nothing written: the run goes on as before
+                }
+                // Perhaps signed: never continue; export() asks again with the identical payload.
+                pendingPayload = payload;
+                phase = Phase.SUSPENDED;
+                authorityLease = false;
+                log.append(runId, Event.Type.RUN_SUSPENDED, 0, null, null, null);
+                throw failed;
+            }
+            phase = Phase.SUSPENDED;
+            log.append(runId, Event.Type.RUN_SUSPENDED, 0, null, null, null);
+            return envelope.clone();
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
+    /**
+     * The signed envelope of a suspended or terminal run (asking the helper again when an earlier
+     * answer was lost).
+     *
+     * @throws ExportRefusedException when the run is active, mid-turn or stopped
+     */
+    public byte[] export() throws EngineException {
+        turnLock.lock();
+        try {
+            LifecycleStatus status = switch (phase) {
+                case SUSPENDED -> LifecycleStatus.SUSPENDED;
+                case COMPLETED -> LifecycleStatus.COMPLETED;
+                case CANCELLED -> LifecycleStatus.CANCELLED;
+                case FAILED -> hasUnresolvedCall() ? null : LifecycleStatus.FAILED;
+                default -> null;
+            };
+            if (status == null) {
+                throw new ExportRefusedException("cannot export run " + runId + ": it is " + phase
+                        + "; export needs a completed turn boundary (suspended) or a terminal without an unresolved tool call");
+            }
+            if (envelope != null) {
+                return envelope.clone();
+            }
+            if (pendingPayload != null) {
+                try {
+                    envelope = engine.authority().sign(runId, pendingPayload);
+                } catch (IOException e) {
+                    throw new AuthorityFailedException("the helper did not sign run " + runId, e);
+                }
+                pendingPayload = null;
+                return envelope.clone();
+            }
+            return signCurrent(status);
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
+    /**
+     * Local resume of a suspended run: ACTIVE at the next generation at the helper, then
+     * RunResumed here. On a failure the run stays suspended (on {@code uncertain} it never
+     * continues: only a stop releases it).
+     */
+    public void resumeLocal() throws EngineException {
+        turnLock.lock();
+        try {
+            if (phase != Phase.SUSPENDED || stopRequested) {
+                throw new RunStateException("cannot resume run " + runId + ": it is " + phase + ", not suspended");
+            }
+            try {
+                engine.authority().resume(runId);
+            } catch (IOException e) {
+                throw new AuthorityFailedException("the helper did not resume run " + runId, e);
+            }
+            envelope = null; // the old claim is invalid now
+            pendingPayload = null;
+            authorityLease = true;
+            phase = Phase.RUNNING;
+            log.append(runId, Event.Type.RUN_RESUMED, 0, null, null, null);
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
+    /** Completes the run at this turn boundary: RunCompleted, a COMPLETED tombstone; returns its envelope. */
+    public byte[] complete() throws EngineException {
+        return terminal(Phase.COMPLETED, Event.Type.RUN_COMPLETED, LifecycleStatus.COMPLETED);
+    }
+
+    /** Cancels the run at this turn boundary: RunCancelled, a CANCELLED tombstone; returns its envelope. */
+    public byte[] cancel() throws EngineException {
+        return terminal(Phase.CANCELLED, Event.Type.RUN_CANCELLED, LifecycleStatus.CANCELLED);
+    }
+
+    private byte[] terminal(Phase to, Event.Type event, LifecycleStatus status) throws EngineException {
+        turnLock.lock();
+        try {
+            requireRunning("end the run");
+            byte[] payload;
+            try {
+                payload = payload(status, log.next());
+            } catch (PayloadRejectedException e) {
+                throw new ExportRefusedException("run " + runId + " cannot be exported: " + e.getMessage());
+            }
+            phase = to;
+            log.append(runId, event, 0, null, null, null);
+            authorityLease = false;
+            releaseToolLease();
+            try {
+                envelope = engine.authority().sign(runId, payload);
+            } catch (IOException e) {
+                pendingPayload = payload; // export() asks again with the identical payload
+                throw new AuthorityFailedException("the helper did not sign the end of run " + runId, e);
+            }
+            return envelope.clone();
+        } finally {
+            turnLock.unlock();
+        }
+    }
+
+    private byte[] signCurrent(LifecycleStatus status) throws EngineException {
+        byte[] payload;
+        try {
+            payload = payload(status, log.head());
+        } catch (PayloadRejectedException e) {
+            throw new ExportRefusedException("run " + runId + " cannot be exported: " + e.getMessage());
+        }
+        try {
+            envelope = engine.authority().sign(runId, payload);
+        } catch (IOException e) {
+            throw new AuthorityFailedException("the helper did not sign run " + runId, e);
+        }
+        return envelope.clone();
+    }
+
+    /** The v1alpha2 payload of the run as it stands, with {@code last_sequence} given. */
+    byte[] payload(LifecycleStatus status, long lastSequence) throws PayloadRejectedException {
+        Snapshot.Builder b = Snapshot.builder()
+                .runId(runId)
+                .definition(definition)
+                .completedTurns(completedTurns)
+                .planIdentity(planIdentity)
+                .seenInteractionIds(seenInteractionIds)
+                .lastSequence(lastSequence)
+                .status(status);
+        for (Message m : history) {
+            b.addMessage(m);
+        }
+        return b.build().canonicalBytes();
+    }
+
+    @Override
+    public String toString() {
+        return "Run[" + runId + ", " + phase + ", turns=" + completedTurns + ", head=" + Long.toUnsignedString(log.head()) + "]";
+    }
+}
