@@ -75,6 +75,11 @@ final class SnapshotPayloads {
 
     /** About 15 KB: 50 messages, 10 of them assistant tool calls answered by 10 tool results. */
     static byte[] fiftyMessages() {
+        return fiftyMessages("bench-50-messages");
+    }
+
+    /** {@link #fiftyMessages()} for the run {@code runId} (same conversation, same status SUSPENDED). */
+    static byte[] fiftyMessages(String runId) {
         SnapshotPayloads g = new SnapshotPayloads(20240515L, 3);
         g.user(OPENERS[0]);
         for (int round = 0; round < 10; round++) {
@@ -91,7 +96,7 @@ final class SnapshotPayloads {
         if (g.messages.size() != 50 || g.calls != 10) {
             throw new IllegalStateException("generator shape: " + g.messages.size() + " messages, " + g.calls + " calls");
         }
-        return g.build("bench-50-messages");
+        return g.build(runId);
     }
 
     /** Rounds of the same conversation, with longer turns, until the payload reaches 2 MiB. */

@@ -52,6 +52,8 @@ final class PosixSecureDirectory implements SecureDirectory {
     private final OpenMode openMode;
     private final ReentrantReadWriteLock closeLock = new ReentrantReadWriteLock();
     private boolean closed; // guarded by closeLock
+    /** The directory flush after a rename, shared by concurrent writers (group commit). */
+    private final DirectoryFlush directoryFlush;
 
     private PosixSecureDirectory(Syscalls sys, PathWalk walk, long euid, PathWalk.Bound bound, OpenMode openMode) {
         this.sys = sys;
@@ -61,6 +63,7 @@ final class PosixSecureDirectory implements SecureDirectory {
         this.identity = bound.stat().identity();
         this.createdLeaf = bound.createdLeaf();
         this.openMode = openMode;
+        this.directoryFlush = new DirectoryFlush(sys, dirfd);
     }
 
     /**
@@ -265,7 +268,9 @@ final class PosixSecureDirectory implements SecureDirectory {
                 renameCalled = true;
                 sys.renameat(dirfd, temp, dirfd, name);
                 tempExists = false;
-                sys.fsync(dirfd);
+                // One fsync of the directory may serve concurrent writers (group commit): it returns
+                // only after a flush that started after this rename returned has completed.
+                directoryFlush.flush();
             } catch (PosixException e) {
                 // After a failed rename the temporary name is unlinked as well: if the rename took
                 // effect after all, the name no longer exists (ENOENT), and the new content, now
