@@ -27,8 +27,20 @@ class ReadmeCurlFlowIT {
                     .redirectErrorStream(true);
             pb.environment().put("DEMO", demo.toString());
             Process run = pb.start();
-            String out = new String(run.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertThat(run.waitFor(120, TimeUnit.SECONDS)).isTrue();
+            java.util.concurrent.CompletableFuture<byte[]> output = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return run.getInputStream().readAllBytes();
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            if (!run.waitFor(120, TimeUnit.SECONDS)) {
+                // Never hang the suite: end the script and the helper it started.
+                run.descendants().forEach(ProcessHandle::destroyForcibly);
+                run.destroyForcibly();
+                throw new AssertionError("the README's curl flow did not end in 120 s");
+            }
+            String out = new String(output.get(30, TimeUnit.SECONDS), StandardCharsets.UTF_8);
             assertThat(run.exitValue()).as(out).isZero();
             assertThat(out).contains("{\"run_id\":\"run-1\",\"phase\":\"ACTIVE\",\"run_generation\":1,\"owned\":true}")
                     .contains("\"structure\" : \"ok\"")
