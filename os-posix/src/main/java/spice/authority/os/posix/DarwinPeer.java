@@ -7,8 +7,9 @@ import spice.authority.os.PeerCredentials;
 /**
  * The peer credentials of a connected Unix-domain socket on macOS: the effective uid from
  * {@code getsockopt(fd, SOL_LOCAL, LOCAL_PEERCRED)} ({@code struct xucred}) and the pid from
- * {@code getsockopt(fd, SOL_LOCAL, LOCAL_PEERPID)}, both recorded by the kernel at
- * {@code connect(2)}.
+ * {@code getsockopt(fd, SOL_LOCAL, LOCAL_PEERPID)}. Only the uid is recorded at
+ * {@code connect(2)}; XNU answers the pid with the last process that used the peer socket (a child
+ * that inherited it, a process it was handed to), so callers read it again per request.
  *
  * <p><b>Guarantees.</b> Fails closed: a failing call, a short answer, a {@code cr_version} other
  * than {@code XUCRED_VERSION} or a pid that is not positive is an {@link IOException} with a

@@ -48,9 +48,11 @@ final class DirectoryFlush {
                 while (!mine.done) {
                     if (!flushing) {
                         // Leader: close the batch before the flush starts, so that every member's
-                        // rename returned before the fsync below is called.
+                        // rename returned before the fsync below is called. The next batch exists
+                        // before the flag is set: an Error here leaves nobody waiting forever.
+                        Batch next = new Batch();
+                        open = next;
                         flushing = true;
-                        open = new Batch();
                         break;
                     }
                     try {

@@ -287,10 +287,15 @@ public class ApiResources {
             return envelopeResponse(again, accept);
         }
         ActiveRun run = lease.get();
-        ActiveRun.Sealed sealed = counted(snapshot.status().isTerminal() ? "sign_terminal" : "sign_suspended",
-                () -> run.seal(snapshot, Cancellation.none()));
-        if (sealed.leaseEnded()) {
-            sessions.forget(s, runId); // terminal: the lease ended with the tombstone
+        ActiveRun.Sealed sealed;
+        try {
+            sealed = counted(snapshot.status().isTerminal() ? "sign_terminal" : "sign_suspended",
+                    () -> run.seal(snapshot, Cancellation.none()));
+        } finally {
+            if (run.isClosed()) {
+                // Terminal: the lease ended with the tombstone, even when building the answer failed.
+                sessions.forget(s, runId);
+            }
         }
         LOG.infof("run %s signed %s at sequence %s", LogText.of(runId), snapshot.status().wire(), Long.toUnsignedString(snapshot.lastSequence()));
         return envelopeResponse(sealed.envelope(), accept);
@@ -349,6 +354,7 @@ public class ApiResources {
     @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
     public Dto.RunView abandon(@PathParam("run_id") String runId)
             throws AuthorityException {
+        caller.get(); // SECURITY: fails closed should the session filter ever not have run
         RunId id = requireRunId(runId);
         // A live owner (a session here, an import, or another process) holds the run's lock: abandon refuses busy.
         // An owner proven dead whose exit was not handled yet is closed first; an unknown one keeps the run.

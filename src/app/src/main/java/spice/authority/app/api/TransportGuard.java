@@ -207,6 +207,10 @@ public class TransportGuard {
             } catch (java.io.IOException | RuntimeException e) {
                 return null; // SECURITY: credentials that cannot be read are no credentials
             }
+            // RACE: macOS records only the uid at connect(2); LOCAL_PEERPID is the last process to
+            // use the peer socket (a child that inherited it, a launcher that handed it over). The
+            // pid is therefore read again on every request, never cached.
+            return p;
         } else {
             return null;
         }

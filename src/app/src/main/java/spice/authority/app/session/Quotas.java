@@ -105,15 +105,37 @@ public class Quotas {
      * listing of every descriptor, which cost each admission a few hundred microseconds of kernel
      * time at ~150 descriptors). The listing's own descriptor is in its count, not in the stat's.
      */
+    /**
+     * SECURITY: only Linux's own {@code /proc} on 6.2 or later reports the descriptor count as the
+     * directory's size; elsewhere (older kernels, gVisor, WSL1) a positive size need not be a count,
+     * and trusting it could silently disable the reserve, so the entries are counted.
+     */
+    static final boolean SIZE_IS_COUNT = sizeIsCount(System.getProperty("os.name", ""), System.getProperty("os.version", ""));
+
+    static boolean sizeIsCount(String osName, String osVersion) {
+        if (!osName.equals("Linux")) {
+            return false;
+        }
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("^(\\d+)\\.(\\d+)").matcher(osVersion);
+        if (!m.find()) {
+            return false;
+        }
+        int major = Integer.parseInt(m.group(1));
+        int minor = Integer.parseInt(m.group(2));
+        return major > 6 || (major == 6 && minor >= 2);
+    }
+
     public static long openDescriptors() {
         Path dir = Path.of("/proc/self/fd");
-        try {
-            long size = Files.readAttributes(dir, java.nio.file.attribute.BasicFileAttributes.class).size();
-            if (size > 0) {
-                return size;
+        if (SIZE_IS_COUNT) {
+            try {
+                long size = Files.readAttributes(dir, java.nio.file.attribute.BasicFileAttributes.class).size();
+                if (size > 0) {
+                    return size;
+                }
+            } catch (IOException | RuntimeException e) {
+                return -1;
             }
-        } catch (IOException | RuntimeException e) {
-            return -1;
         }
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
             long n = 0;

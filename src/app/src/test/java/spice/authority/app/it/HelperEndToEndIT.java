@@ -254,10 +254,12 @@ class HelperEndToEndIT {
                 "{\"run_id\":\"run-x\"}".getBytes(StandardCharsets.UTF_8));
         assertThat(noSession.status()).isEqualTo(400);
         assertThat(noSession.text()).contains("Spice-Session");
+        UnixHttp.Response abandonWithout = http.call("POST", "/v1/runs/run-x/abandon", Map.of(), null);
+        assertThat(abandonWithout.status()).as("the operator's abandon needs a session too").isEqualTo(400);
         UnixHttp.Response unknown = http.call("DELETE", "/v1/sessions/00112233445566778899aabbccddeeff", Map.of(), null);
         assertThat(unknown.status()).isEqualTo(401);
         assertThat(unknown.text()).contains("\"code\":\"unauthorized\"").doesNotContain("00112233445566778899aabbccddeeff");
-        assertThat(refusals("invalid_request")).isEqualTo(invalid + 2);
+        assertThat(refusals("invalid_request")).isEqualTo(invalid + 3);
         assertThat(refusals("unauthorized")).isEqualTo(unauthorized + 1);
         assertThat(Files.exists(root.resolve("authority").resolve("run-x.json"))).as("nothing was started").isFalse();
     }

@@ -41,4 +41,16 @@ class QuotasDescriptorCountTest {
         }
         assertThat(Math.abs(Quotas.openDescriptors() - before)).isLessThanOrEqualTo(2L);
     }
+
+    @Test
+    void sizeIsCount_onlyOnLinux62AndLater() {
+        assertThat(Quotas.sizeIsCount("Linux", "6.2.0")).isTrue();
+        assertThat(Quotas.sizeIsCount("Linux", "6.18.44-fc-v1045")).isTrue();
+        assertThat(Quotas.sizeIsCount("Linux", "7.0")).isTrue();
+        assertThat(Quotas.sizeIsCount("Linux", "6.1.90")).isFalse();
+        assertThat(Quotas.sizeIsCount("Linux", "5.15.0-microsoft-standard-WSL2")).isFalse();
+        assertThat(Quotas.sizeIsCount("Linux", "4.4.0")).isFalse(); // gVisor reports an old version
+        assertThat(Quotas.sizeIsCount("Linux", "")).isFalse();
+        assertThat(Quotas.sizeIsCount("Mac OS X", "15.1")).isFalse();
+    }
 }
