@@ -116,14 +116,24 @@ public final class KillSoak {
             dir = Files.createTempDirectory("spice-soak-");
         }
         KillSoak soak = new KillSoak(dir, runner);
-        int exit = soak.run(kills, hosts);
-        if (temp) {
-            deleteTree(dir);
+        int exit;
+        try {
+            exit = soak.run(kills, hosts);
+        } finally {
+            // Also on a failure: no helper, socket or directory outlives the soak.
+            if (soak.helper != null && soak.helper.isAlive()) {
+                soak.helper.destroyForcibly();
+                soak.helper.waitFor(30, TimeUnit.SECONDS);
+            }
+            if (temp) {
+                deleteTree(dir);
+            }
         }
         System.exit(exit);
     }
 
     int run(int kills, int hosts) throws Exception {
+        sessionsNeeded = hosts + 1;
         startHelper();
         List<Thread> ts = new ArrayList<>();
         for (int h = 0; h < hosts; h++) {
@@ -165,6 +175,8 @@ public final class KillSoak {
 
     // ---- the helper ---------------------------------------------------------------------------
 
+    private int sessionsNeeded = 8;
+
     private void startHelper() throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         if (runner.endsWith(".jar")) {
@@ -174,7 +186,10 @@ public final class KillSoak {
             cmd.add(runner);
         }
         cmd.addAll(List.of("serve", "--authority-dir", dir.resolve("auth").toString(), "--socket", socket.toString()));
-        Process p = new ProcessBuilder(cmd).redirectError(dir.resolve("helper.log").toFile().exists()
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        // The soak's hosts and its final check all live in this one process.
+        pb.environment().put("SPICE_AUTHORITY_MAX_SESSIONS_PER_PROCESS", Integer.toString(Math.max(8, sessionsNeeded)));
+        Process p = pb.redirectError(dir.resolve("helper.log").toFile().exists()
                 ? ProcessBuilder.Redirect.appendTo(dir.resolve("helper.log").toFile())
                 : ProcessBuilder.Redirect.to(dir.resolve("helper.log").toFile())).start();
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
