@@ -263,8 +263,13 @@ public final class Engine implements AutoCloseable {
         try {
             tx = authority.prepareImport(envelopeBytes);
         } catch (IOException e) {
+            // Prepare writes nothing durable. When its answer was lost, the helper may still hold the
+            // run's import lock for this session (busy to others) until the session ends.
             throw new ImportRefusedException(ImportRefusedException.Reason.AUTHORITY_REFUSED,
-                    "the helper refused to import run " + runId + ": " + e.getMessage(), e);
+                    (Authority.outcomeUnknown(e)
+                            ? "the helper's answer to the import of run " + runId + " was lost (nothing durable was written; "
+                                    + "it may hold the prepared import until this session ends): "
+                            : "the helper refused to import run " + runId + ": ") + e.getMessage(), e);
         }
         // 2. Engine-side checks and the plan lease; any refusal aborts the prepared import.
         ToolPlanSource.Lease lease;
