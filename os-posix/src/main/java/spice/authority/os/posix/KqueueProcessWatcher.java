@@ -55,10 +55,6 @@ final class KqueueProcessWatcher implements ProcessWatcher {
 
     private static final System.Logger LOG = System.getLogger(KqueueProcessWatcher.class.getName());
 
-    private static final int ARMED = 0;
-    private static final int PENDING = 1;
-    private static final int DONE = 2;
-    private static final int CLOSED = 3;
     private static final int MAX_EVENTS = 64;
     /** What {@link #change} answers when the kernel gave no receipt it understands. */
     private static final int NO_RECEIPT = -1;
@@ -543,15 +539,14 @@ final class KqueueProcessWatcher implements ProcessWatcher {
     private final class KqWatch implements Watch {
         private final long pid;
         private final long startTime;
-        private final Runnable onExit;
-        private final AtomicInteger state = new AtomicInteger(ARMED);
+        private final ExitOnce outcome;
         /** The entry while registered, else null. Guarded by {@link #lock}. */
         private Entry entry;
 
         KqWatch(long pid, long startTime, Runnable onExit) {
             this.pid = pid;
             this.startTime = startTime;
-            this.onExit = onExit;
+            this.outcome = new ExitOnce(pid, onExit, callbacks);
         }
 
         @Override
@@ -565,30 +560,15 @@ final class KqueueProcessWatcher implements ProcessWatcher {
         }
 
         void fire() {
-            if (state.compareAndSet(ARMED, PENDING)) {
-                callbacks.execute(this::run);
-            }
-        }
-
-        private void run() {
-            if (state.compareAndSet(PENDING, DONE)) {
-                try {
-                    onExit.run();
-                } catch (RuntimeException | Error e) {
-                    LOG.log(System.Logger.Level.ERROR, "process watcher: onExit of pid " + pid + " failed", e);
-                }
-            }
+            outcome.fire();
         }
 
         /** {@inheritDoc} From {@code proc_pidinfo}: needs no descriptor. */
         @Override
         public Liveness liveness() {
-            int s = state.get();
-            if (s == PENDING || s == DONE) {
-                return Liveness.DEAD;
-            }
-            if (s == CLOSED) {
-                return Liveness.UNKNOWN;
+            Liveness settled = outcome.settled();
+            if (settled != null) {
+                return settled;
             }
             Liveness now = inspect(pid, startTime);
             if (now == Liveness.DEAD) {
@@ -602,8 +582,7 @@ final class KqueueProcessWatcher implements ProcessWatcher {
 
         @Override
         public void close() {
-            state.compareAndSet(ARMED, CLOSED);
-            state.compareAndSet(PENDING, CLOSED);
+            outcome.close();
             synchronized (lock) {
                 detach(this);
             }

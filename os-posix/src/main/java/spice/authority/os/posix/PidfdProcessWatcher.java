@@ -35,10 +35,6 @@ final class PidfdProcessWatcher implements ProcessWatcher {
 
     private static final System.Logger LOG = System.getLogger(PidfdProcessWatcher.class.getName());
 
-    private static final int ARMED = 0;
-    private static final int PENDING = 1;
-    private static final int DONE = 2;
-    private static final int CLOSED = 3;
     /** revents of a pidfd whose process exited: readable (and, once reaped, hung up). */
     private static final short EXITED = (short) (Libc.P.POLLIN | Libc.P.POLLHUP);
 
@@ -366,8 +362,7 @@ final class PidfdProcessWatcher implements ProcessWatcher {
     private final class PidfdWatch implements Watch {
         private final long pid;
         private final long startTime;
-        private final Runnable onExit;
-        private final AtomicInteger state = new AtomicInteger(ARMED);
+        private final ExitOnce outcome;
         /** The pidfd while registered, else -1. Guarded by {@link #lock}. */
         private int fd = -1;
         /** Left out of the poll set after an odd event (see lost()). Guarded by {@link #lock}. */
@@ -376,7 +371,7 @@ final class PidfdProcessWatcher implements ProcessWatcher {
         PidfdWatch(long pid, long startTime, Runnable onExit) {
             this.pid = pid;
             this.startTime = startTime;
-            this.onExit = onExit;
+            this.outcome = new ExitOnce(pid, onExit, callbacks);
         }
 
         @Override
@@ -390,29 +385,14 @@ final class PidfdProcessWatcher implements ProcessWatcher {
         }
 
         void fire() {
-            if (state.compareAndSet(ARMED, PENDING)) {
-                callbacks.execute(this::run);
-            }
-        }
-
-        private void run() {
-            if (state.compareAndSet(PENDING, DONE)) {
-                try {
-                    onExit.run();
-                } catch (RuntimeException | Error e) {
-                    LOG.log(System.Logger.Level.ERROR, "process watcher: onExit of pid " + pid + " failed", e);
-                }
-            }
+            outcome.fire();
         }
 
         @Override
         public Liveness liveness() {
-            int s = state.get();
-            if (s == PENDING || s == DONE) {
-                return Liveness.DEAD;
-            }
-            if (s == CLOSED) {
-                return Liveness.UNKNOWN;
+            Liveness settled = outcome.settled();
+            if (settled != null) {
+                return settled;
             }
             int fd;
             Liveness answer;
@@ -437,8 +417,7 @@ final class PidfdProcessWatcher implements ProcessWatcher {
 
         @Override
         public void close() {
-            state.compareAndSet(ARMED, CLOSED);
-            state.compareAndSet(PENDING, CLOSED);
+            outcome.close();
             boolean released = false;
             synchronized (lock) {
                 if (fd >= 0 && registered.remove(fd, this)) {

@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import spice.authority.os.BoundedRead;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.FileIdentity;
 import spice.authority.os.FileNames;
@@ -163,7 +164,7 @@ final class PosixSecureDirectory implements SecureDirectory {
                 if (st.size() > maxBytes) {
                     throw tooLarge(shown, maxBytes);
                 }
-                return readBounded(fd, (int) st.size(), maxBytes, shown);
+                return readBounded(fd, st.size(), maxBytes, shown);
             } finally {
                 sys.closeQuietly(fd);
             }
@@ -172,33 +173,12 @@ final class PosixSecureDirectory implements SecureDirectory {
         }
     }
 
-    private byte[] readBounded(int fd, int expected, int maxBytes, String shown) throws DirectoryRefusedException {
-        byte[] buf = new byte[Math.min(maxBytes, expected) + 1];
-        int total = 0;
+    private byte[] readBounded(int fd, long expected, int maxBytes, String shown) throws DirectoryRefusedException {
         try {
-            while (true) {
-                if (total == buf.length) {
-                    if (total > maxBytes) {
-                        throw tooLarge(shown, maxBytes);
-                    }
-                    byte[] grown = Arrays.copyOf(buf, (int) Math.min((long) maxBytes + 1, 2L * buf.length));
-                    Arrays.fill(buf, (byte) 0);
-                    buf = grown;
-                }
-                int n = sys.read(fd, buf, total, Math.min(READ_CHUNK, buf.length - total));
-                if (n == 0) {
-                    break;
-                }
-                total += n;
-            }
-            if (total > maxBytes) {
-                throw tooLarge(shown, maxBytes);
-            }
-            return Arrays.copyOf(buf, total);
+            return BoundedRead.readAll((buf, off, len) -> sys.read(fd, buf, off, len), expected, maxBytes, READ_CHUNK,
+                    () -> tooLarge(shown, maxBytes));
         } catch (PosixException e) {
             throw io(shown, e);
-        } finally {
-            Arrays.fill(buf, (byte) 0); // SECURITY: files read here may hold key material, on every path
         }
     }
 

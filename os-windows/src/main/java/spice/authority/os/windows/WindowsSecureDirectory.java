@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import spice.authority.os.BoundedRead;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.FileIdentity;
 import spice.authority.os.FileNames;
@@ -196,33 +197,11 @@ final class WindowsSecureDirectory implements SecureDirectory {
                 if (size > maxBytes) {
                     throw tooLarge(shown, maxBytes);
                 }
-                // The size is a hint: the file may change while it is read, so the buffer grows up to the limit + 1.
-                byte[] buf = new byte[(int) Math.max(0, size) + 1];
-                int total = 0;
                 try {
-                    while (true) {
-                        if (total == buf.length) {
-                            if (total > maxBytes) {
-                                throw tooLarge(shown, maxBytes);
-                            }
-                            byte[] grown = Arrays.copyOf(buf, (int) Math.min((long) maxBytes + 1, 2L * buf.length));
-                            Arrays.fill(buf, (byte) 0);
-                            buf = grown;
-                        }
-                        int n = calls.read(h, buf, total, Math.min(READ_CHUNK, buf.length - total));
-                        if (n == 0) {
-                            break;
-                        }
-                        total += n;
-                    }
-                    if (total > maxBytes) {
-                        throw tooLarge(shown, maxBytes);
-                    }
-                    return Arrays.copyOf(buf, total);
+                    return BoundedRead.readAll((buf, off, len) -> calls.read(h, buf, off, len), size, maxBytes, READ_CHUNK,
+                            () -> tooLarge(shown, maxBytes));
                 } catch (WindowsException e) {
                     throw io(shown, e);
-                } finally {
-                    Arrays.fill(buf, (byte) 0); // SECURITY: files read here may hold key material
                 }
             } finally {
                 calls.closeHandle(h);
