@@ -33,7 +33,12 @@ final class BareDurableWrite implements AutoCloseable {
 
     /** @param directory a bound directory; its path is used as it was configured */
     BareDurableWrite(SecureDirectory directory) {
-        this.dir = Path.of(directory.path());
+        this(Path.of(directory.path()));
+    }
+
+    /** @param dir an existing directory, used by path */
+    BareDurableWrite(Path dir) {
+        this.dir = dir;
         try {
             this.dirChannel = FileChannel.open(dir, StandardOpenOption.READ);
         } catch (IOException e) {
