@@ -52,8 +52,8 @@ final class PosixPlatform {
     private final Map<String, Long> processConstants;
     /**
      * Directory listing: the {@code getdents64} syscall number and the layout of
-     * {@code struct linux_dirent64}. Empty where listing is not implemented (macOS: see
-     * {@link #hasGetdents64()}). Kept apart like {@link #processConstants()};
+     * {@code struct linux_dirent64}. Empty on macOS, which lists with directory streams
+     * ({@link #hasDirectoryStream()}, layout in {@link #darwinConstants()}). Kept apart like {@link #processConstants()};
      * {@code DirentLayoutTest} checks them against the headers.
      */
     private final Map<String, Long> directoryConstants;
@@ -110,7 +110,7 @@ final class PosixPlatform {
     final int EFD_CLOEXEC;
     final int EFD_NONBLOCK;
 
-    /** {@code SYS_getdents64} of {@code <sys/syscall.h>}; -1 where listing is not implemented. */
+    /** {@code SYS_getdents64} of {@code <sys/syscall.h>}; -1 where there is none (macOS). */
     final long SYS_getdents64;
     /** Offsets in {@code struct linux_dirent64}: {@code d_reclen} (u16) and {@code d_name}. */
     final int direntReclen;
