@@ -26,8 +26,9 @@ import spice.authority.os.SecureDirectory;
  * The macOS listing ({@code fdopendir}/{@code readdir_r}/{@code closedir} on a descriptor opened
  * relative to the retained one) against the real libSystem: every kind of entry, many entries,
  * the retained directory after its path was moved and replaced, no descriptor left behind, and
- * the temporary-file sweep at open. The tree lives under the real path of {@code java.io.tmpdir}
- * ({@code /var} and {@code /tmp} are symbolic links on macOS, which the walk refuses).
+ * the temporary-file sweep at open. The scratch directory lives under the real path of
+ * {@code java.io.tmpdir} ({@code /var} and {@code /tmp} are symbolic links on macOS, which the walk
+ * refuses), made and removed with the JDK alone.
  *
  * <p>NOT RUN HERE: macOS only; it has never run. {@code DarwinListingTest} runs the same logic
  * on Linux against a simulated kernel.
@@ -37,8 +38,31 @@ class ListingMacTest {
 
     private static final String HEX24 = "0123456789abcdef01234567";
 
-    private static TestTree tree() throws IOException {
-        return TestTree.create(Path.of(System.getProperty("java.io.tmpdir")).toRealPath());
+    /** A 0700 scratch directory of the user under the real temporary directory; deleted on close. */
+    private record Scratch(Path base) implements AutoCloseable {
+        static Scratch create() throws IOException {
+            Path base = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")).toRealPath(),
+                    "spice-listing-");
+            Files.setPosixFilePermissions(base, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+            return new Scratch(base);
+        }
+
+        Path resolve(String relative) {
+            return base.resolve(relative);
+        }
+
+        @Override
+        public void close() throws IOException {
+            try (Stream<Path> all = Files.walk(base)) {
+                for (Path p : all.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.delete(p);
+                }
+            }
+        }
+    }
+
+    private static Scratch tree() throws IOException {
+        return Scratch.create();
     }
 
     private static Set<String> openFds() throws IOException {
@@ -49,7 +73,7 @@ class ListingMacTest {
 
     @Test
     void list_everyKindOfEntry_sorted_withoutDotAndDotDot() throws Exception {
-        try (TestTree tree = tree(); SecureDirectory dir = PROVIDER.open(tree.resolve("auth").toString(),
+        try (Scratch tree = tree(); SecureDirectory dir = PROVIDER.open(tree.resolve("auth").toString(),
                 OpenMode.CREATE_OR_VALIDATE)) {
             Path leaf = tree.resolve("auth");
             assertThat(dir.list()).isEmpty();
@@ -67,7 +91,7 @@ class ListingMacTest {
 
     @Test
     void list_manyEntries_allComeBack_andNoDescriptorIsLeft() throws Exception {
-        try (TestTree tree = tree(); SecureDirectory dir = PROVIDER.open(tree.resolve("auth").toString(),
+        try (Scratch tree = tree(); SecureDirectory dir = PROVIDER.open(tree.resolve("auth").toString(),
                 OpenMode.CREATE_OR_VALIDATE)) {
             List<String> expected = new ArrayList<>();
             for (int i = 0; i < 1500; i++) {
@@ -86,7 +110,7 @@ class ListingMacTest {
 
     @Test
     void list_afterThePathWasMovedAndReplaced_listsTheRetainedDirectory() throws Exception {
-        try (TestTree tree = tree(); SecureDirectory dir = PROVIDER.open(tree.resolve("auth").toString(),
+        try (Scratch tree = tree(); SecureDirectory dir = PROVIDER.open(tree.resolve("auth").toString(),
                 OpenMode.CREATE_OR_VALIDATE)) {
             Path leaf = tree.resolve("auth");
             dir.writeAtomically("mine.state", new byte[1]);
@@ -99,7 +123,7 @@ class ListingMacTest {
 
     @Test
     void open_sweepsALeftoverTemporaryOfTheIdentityKey() throws Exception {
-        try (TestTree tree = tree()) {
+        try (Scratch tree = tree()) {
             Path leaf = tree.resolve("auth");
             RunAuthority.open(PROVIDER.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE), new SecureRandom()).close();
             String temp = ".identity.key." + HEX24 + ".tmp";
