@@ -109,6 +109,32 @@ class ListingMacTest {
     }
 
     @Test
+    void list_readdirOrFdopendirFails_refusedAsAWhole_andNoDescriptorIsLeft() throws Exception {
+        try (Scratch tree = tree()) {
+            Path leaf = tree.resolve("auth");
+            PROVIDER.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE).close();
+            for (int i = 0; i < 1500; i++) {
+                Files.write(leaf.resolve(String.format("run-%064x.state", i)), new byte[0]);
+            }
+            FaultySyscalls door = new FaultySyscalls();
+            try (SecureDirectory d = PosixSecureDirectory.open(leaf.toString(), OpenMode.VALIDATE_ONLY, door)) {
+                d.list(); // warm up
+                Set<String> fds = openFds();
+                for (int skip : new int[] {0, 1, 700}) {
+                    door.fail(FaultySyscalls.Call.READDIR, "EIO", skip, false);
+                    var e = Refusals.refusal(d::list);
+                    assertThat(e.category()).isEqualTo(spice.authority.os.DirectoryRefusedException.Category.IO);
+                    assertThat(e.detail()).isEqualTo("readdir_r: EIO");
+                }
+                door.fail(FaultySyscalls.Call.FDOPENDIR, "EMFILE");
+                assertThat(Refusals.refusal(d::list).detail()).isEqualTo("fdopendir: EMFILE");
+                assertThat(openFds()).isEqualTo(fds);
+                assertThat(d.list()).hasSize(1500); // the directory stays usable
+            }
+        }
+    }
+
+    @Test
     void list_afterThePathWasMovedAndReplaced_listsTheRetainedDirectory() throws Exception {
         try (Scratch tree = tree(); SecureDirectory dir = PROVIDER.open(tree.resolve("auth").toString(),
                 OpenMode.CREATE_OR_VALIDATE)) {
