@@ -111,6 +111,17 @@ final class DirectoryListing {
         } catch (PosixException e) {
             sys.closeQuietly(fd); // fdopendir failed: the descriptor is still ours
             throw io(shown, e);
+        } catch (Throwable t) {
+            // SECURITY: anything else (Libc's AssertionError for a downcall that failed before
+            // the call: a class that failed to initialise, native memory exhausted) made no
+            // stream either, so the descriptor is still ours, as in the getdents64 path, whose
+            // finally releases it on every throw. Left open, each list() would leak one.
+            try {
+                sys.closeQuietly(fd);
+            } catch (Throwable c) {
+                t.addSuppressed(c);
+            }
+            throw t;
         }
         // SECURITY: from here on the stream owns fd. closedir closes it; a close(fd) as well would
         // close a number another thread may have been given in between.

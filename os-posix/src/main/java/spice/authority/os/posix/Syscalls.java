@@ -67,7 +67,8 @@ interface Syscalls {
     /**
      * macOS {@code fdopendir(3)}: a directory stream over {@code fd}. On success the stream owns
      * {@code fd}: it is closed by {@link #closedir} and must never be passed to {@link #close};
-     * on failure {@code fd} is still the caller's.
+     * on failure, whatever it throws, {@code fd} is still the caller's (a door that made a stream
+     * must return it).
      *
      * @return the {@code DIR *}, an opaque non-zero address valid until {@link #closedir}
      * @throws UnsupportedOperationException where the platform has no directory-stream table

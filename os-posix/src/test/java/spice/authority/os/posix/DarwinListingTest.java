@@ -103,6 +103,33 @@ class DarwinListingTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"macos-aarch64", "macos-x86_64"})
+    void list_fdopendirFailsUnexpectedly_descriptorClosedOnce_errorPropagates(String platform) {
+        // Libc turns any Throwable of a downcall into an AssertionError: a DarwinOnly class that
+        // failed to initialise (every later call then fails the same way), or native memory
+        // exhausted allocating the call's arena. fdopendir made no stream, so the descriptor is
+        // still the listing's; left open, every list() would leak one until EMFILE.
+        FakeDarwinDirectory k = new FakeDarwinDirectory(platform).add("a.state");
+        k.failUnexpectedly("fdopendir", 0);
+        assertThatThrownBy(() -> list(k)).isInstanceOf(AssertionError.class)
+                .hasMessage("downcall failed unexpectedly");
+        assertThat(k.calls()).containsExactly("openat", "fdopendir", "close");
+        assertThat(k.violations()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, 2, 3})
+    void list_readdirFailsUnexpectedly_streamClosedOnce_errorPropagates(int skip) {
+        FakeDarwinDirectory k = new FakeDarwinDirectory("macos-aarch64").add("a.state");
+        k.failUnexpectedly("readdir_r", skip); // 3: the call that reports the end
+        assertThatThrownBy(() -> list(k)).isInstanceOf(AssertionError.class)
+                .hasMessage("downcall failed unexpectedly");
+        assertThat(k.count("closedir")).isOne();
+        assertThat(k.count("close")).isZero();
+        assertThat(k.violations()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"macos-aarch64", "macos-x86_64"})
     void list_openatFails_refused_nothingOpened(String platform) {
         FakeDarwinDirectory k = new FakeDarwinDirectory(platform).add("a.state");
         k.fail("openat", 0, "EMFILE");

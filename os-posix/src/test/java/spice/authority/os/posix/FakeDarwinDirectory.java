@@ -41,6 +41,8 @@ class FakeDarwinDirectory implements Syscalls {
     private final List<String> violations = new ArrayList<>();
     private final List<String> calls = new ArrayList<>();
     private final Map<String, int[]> faults = new HashMap<>(); // call -> {occurrence, errno}
+    /** call -> {occurrence}: thrown as what Libc throws when a downcall fails unexpectedly. */
+    private final Map<String, Integer> unchecked = new HashMap<>();
     private final Map<String, Integer> counts = new HashMap<>();
     private int nextFd = 20;
     private long nextStream = STREAM_BASE;
@@ -71,6 +73,17 @@ class FakeDarwinDirectory implements Syscalls {
     /** Fails the {@code skip}-th next call of {@code call} (0: the next) with {@code errno}. */
     FakeDarwinDirectory fail(String call, int skip, String errno) {
         faults.put(call, new int[] {counts.getOrDefault(call, 0) + skip, mac.errnoValue(errno)});
+        return this;
+    }
+
+    /**
+     * Throws, at the {@code skip}-th next call of {@code call} and before the call does anything,
+     * the {@link AssertionError} that {@code Libc} throws when a downcall fails unexpectedly (a
+     * failed class initialisation, native memory exhausted while allocating the call's arena):
+     * no stream is made, no descriptor is taken.
+     */
+    FakeDarwinDirectory failUnexpectedly(String call, int skip) {
+        unchecked.put(call, counts.getOrDefault(call, 0) + skip);
         return this;
     }
 
@@ -115,6 +128,11 @@ class FakeDarwinDirectory implements Syscalls {
     private void enter(String call) throws PosixException {
         calls.add(call);
         int n = counts.merge(call, 1, Integer::sum) - 1;
+        Integer u = unchecked.get(call);
+        if (u != null && u == n) {
+            unchecked.remove(call);
+            throw new AssertionError("downcall failed unexpectedly", new OutOfMemoryError(call));
+        }
         int[] f = faults.get(call);
         if (f != null && f[0] == n) {
             faults.remove(call);
