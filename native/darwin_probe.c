@@ -1,7 +1,9 @@
 /*
- * darwin_probe: prints the macOS facts of os-posix's kqueue process watcher and peer
- * credentials -- struct kevent, struct proc_bsdinfo, struct xucred, their constants -- one
- * "NAME VALUE" line each (decimal), as the keys of PosixPlatform.darwinConstants().
+ * darwin_probe: prints the macOS facts of os-posix's kqueue process watcher, peer credentials
+ * and directory listing -- struct kevent, struct proc_bsdinfo, struct xucred, the 64-bit-inode
+ * struct dirent, their constants, and whether the directory-stream symbols os-posix links are
+ * the functions the header declares -- one "NAME VALUE" line each (decimal), as the keys of
+ * PosixPlatform.darwinConstants().
  *
  * macOS only (x86_64 and arm64). DarwinProbeTest compiles it with cc on a Mac and compares the
  * output with the Java table key for key; on Linux the same test checks that this file prints
@@ -12,6 +14,8 @@
  * Each line below names its key literally through the macros, one per line, so that the
  * Linux check can read them.
  */
+#include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <libproc.h>
 #include <stddef.h>
@@ -29,6 +33,21 @@
 #define UCONST(name) printf("%s %llu\n", #name, (unsigned long long) (unsigned int) (name))
 #define SIZEOF_STRUCT(s) printf("sizeof.struct_%s %zu\n", #s, sizeof(struct s))
 #define SIZEOF_TYPE(t) printf("sizeof.%s %zu\n", #t, sizeof(t))
+/*
+ * symbol.NAME is 1 when dlsym finds, under the name os-posix links (PosixPlatform's
+ * fdopendirSymbol and readdirRSymbol: "$INODE64" appended on x86_64, where the plain names are
+ * the 32-bit-inode functions; nothing on arm64), the very function this header declares, whose
+ * asm label the SDK chose; 0 otherwise.
+ */
+#if defined(__x86_64__)
+#define INODE64_SUFFIX "$INODE64"
+#else
+#define INODE64_SUFFIX ""
+#endif
+#define SYMBOL_INODE64(fn) \
+    printf("symbol.%s %d\n", #fn, dlsym(RTLD_DEFAULT, #fn INODE64_SUFFIX) == (void *) &fn)
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* glibc deprecates readdir_r; an SDK may */
+#define SYMBOL(fn) printf("symbol.%s %d\n", #fn, dlsym(RTLD_DEFAULT, #fn) == (void *) &fn)
 #define MEMBER(s, m) do { \
         printf("offsetof.%s.%s %zu\n", #s, #m, offsetof(struct s, m)); \
         printf("sizeof.%s.%s %zu\n", #s, #m, sizeof(((struct s *) 0)->m)); \
@@ -75,5 +94,16 @@ int main(void) {
     CONST(LOCAL_PEERPID);
     SIZEOF_TYPE(pid_t);
     SIZEOF_TYPE(socklen_t);
+
+    SIZEOF_STRUCT(dirent);
+    MEMBER(dirent, d_ino);
+    MEMBER(dirent, d_seekoff);
+    MEMBER(dirent, d_reclen);
+    MEMBER(dirent, d_namlen);
+    MEMBER(dirent, d_type);
+    MEMBER(dirent, d_name);
+    SYMBOL_INODE64(fdopendir);
+    SYMBOL_INODE64(readdir_r);
+    SYMBOL(closedir);
     return 0;
 }

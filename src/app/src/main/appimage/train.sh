@@ -3,6 +3,11 @@
 #
 #   train.sh APP_IMAGE_DIR CACHE_FILE PAYLOAD
 #
+# APP_IMAGE_DIR is the image's root: spice-authority/ on Linux (launcher bin/spice-authority,
+# Netty's epoll library in lib/app/native), spice-authority.app/ on macOS (launcher
+# Contents/MacOS/spice-authority, Netty's kqueue library in Contents/app/native). The Maven
+# profile runs it on Linux only; on macOS it has never run.
+#
 # Starts APP_IMAGE_DIR/bin/spice-authority serve with -XX:AOTCacheOutput=CACHE_FILE on a throw-away
 # authority directory and drives a representative mix over the Unix socket: health, a session, a
 # run start, a suspended snapshot, an import (prepare, consume, activate), the authority view,
@@ -15,11 +20,23 @@ set -euo pipefail
 IMAGE="$1"
 CACHE="$2"
 PAYLOAD="$3"
-LAUNCHER="$IMAGE/bin/spice-authority"
+case "$(uname -s)" in
+  Darwin)
+    LAUNCHER="$IMAGE/Contents/MacOS/spice-authority"
+    NETTY_LIB="Contents/app/native/libnetty_transport_native_kqueue"
+    ;;
+  *)
+    LAUNCHER="$IMAGE/bin/spice-authority"
+    NETTY_LIB="lib/app/native/libnetty_transport_native_epoll"
+    ;;
+esac
 [[ -x "$LAUNCHER" ]] || { echo "train.sh: no launcher at $LAUNCHER" >&2; exit 1; }
 command -v curl >/dev/null || { echo "train.sh: curl is needed for the training run" >&2; exit 1; }
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/spice-aot-train.XXXXXX")"
+# The authority directory's ancestry must hold no symbolic link ($TMPDIR lies under /var, a link
+# to /private/var, on macOS).
+WORK="$(cd -P "$WORK" && pwd -P)"
 HELPER=
 cleanup() {
   if [[ -n "$HELPER" ]] && kill -0 "$HELPER" 2>/dev/null; then
@@ -48,15 +65,26 @@ grep -q '^listening on' "$WORK/serve.out" || { echo "train.sh: helper did not st
 
 c() { curl -sS --fail-with-body --unix-socket "$S" "$@"; }
 c http://localhost/q/health/live > /dev/null
-# Netty's epoll library must come from the image (lib/app/native), not from a copy in java.io.tmpdir.
-NATIVE="$(cd -P "$IMAGE" && pwd -P)/lib/app/native/libnetty_transport_native_epoll"
-if ! grep -q -- "$NATIVE" "/proc/$HELPER/maps" || grep -q 'libnetty.*(deleted)' "/proc/$HELPER/maps"; then
-  echo "train.sh: the helper did not load Netty's epoll library from $IMAGE/lib/app/native" >&2
+# The files the helper has mapped: /proc/PID/maps on Linux; lsof's name fields on macOS (no /proc).
+mapped() {
+  if [[ -r "/proc/$HELPER/maps" ]]; then
+    cat "/proc/$HELPER/maps"
+  else
+    { lsof -n -P -p "$HELPER" -Fn 2>/dev/null || true; } | sed -n 's/^n//p'
+  fi
+}
+MAPPED="$(mapped)"
+# Netty's native library (epoll on Linux, kqueue on macOS) must come from the image, not from a copy
+# in java.io.tmpdir (Linux shows such a copy as deleted; any libnetty elsewhere is one).
+NATIVE="$(cd -P "$IMAGE" && pwd -P)/$NETTY_LIB"
+if ! grep -q -- "$NATIVE" <<< "$MAPPED" || grep -q 'libnetty.*(deleted)' <<< "$MAPPED" \
+    || grep 'libnetty' <<< "$MAPPED" | grep -qv -- "$NATIVE"; then
+  echo "train.sh: the helper did not load Netty's native library from $IMAGE/${NETTY_LIB%/*}" >&2
   exit 1
 fi
-# The JVM must not publish a performance-counter file in /tmp (-XX:-UsePerfData).
-if grep -q 'hsperfdata' "/proc/$HELPER/maps"; then
-  echo "train.sh: the helper maps a /tmp/hsperfdata file (the launcher lacks -XX:-UsePerfData)" >&2
+# The JVM must not publish a performance-counter file in the temporary directory (-XX:-UsePerfData).
+if grep -q 'hsperfdata' <<< "$MAPPED"; then
+  echo "train.sh: the helper maps an hsperfdata file (the launcher lacks -XX:-UsePerfData)" >&2
   exit 1
 fi
 c http://localhost/q/health/ready > /dev/null

@@ -10,7 +10,8 @@ import java.util.Objects;
 
 /**
  * The macOS structures os-posix reads and writes, typed from {@link PosixPlatform#darwinConstants()}:
- * {@code struct kevent}, {@code struct proc_bsdinfo} and {@code struct xucred}, with their
+ * {@code struct kevent}, {@code struct proc_bsdinfo}, {@code struct xucred} and the 64-bit-inode
+ * {@code struct dirent}, with their
  * encoders and decoders over plain byte arrays (little-endian: both macOS architectures are).
  * Pure Java: the door ({@link Libc}) copies the bytes to and from native memory, so every
  * decoder here runs in the Linux test suite on bytes a test builds.
@@ -19,7 +20,8 @@ import java.util.Objects;
  * to its size and overlaps no other field, so a wrong table is refused at start-up rather than
  * read as garbage. Decoders fail closed: bytes of the wrong length, an unknown
  * {@code cr_version} or a start time out of range yield {@code null} or {@link #MALFORMED},
- * never a plausible value.
+ * never a plausible value; a directory entry that is not what {@code readdir_r} copies is an
+ * {@link IllegalArgumentException}, never a name.
  *
  * <p>NOT RUN HERE: the offsets are checked against the macOS headers only by
  * {@code native/darwin_probe.c} ({@code DarwinProbeTest}), which needs a Mac.
@@ -83,6 +85,15 @@ final class DarwinLayout {
     final int LOCAL_PEERPID;
     final int sizeofPidT;
 
+    /** {@code sizeof(struct dirent)}: the buffer {@code readdir_r} copies one entry into. */
+    final int direntSize;
+    private final PosixPlatform.Field dIno;
+    private final PosixPlatform.Field dSeekoff;
+    private final PosixPlatform.Field dReclen;
+    private final PosixPlatform.Field dNamlen;
+    private final PosixPlatform.Field dType;
+    private final PosixPlatform.Field dName;
+
     private final Map<String, Long> c;
 
     private DarwinLayout(String platform, Map<String, Long> constants) {
@@ -127,10 +138,25 @@ final class DarwinLayout {
         LOCAL_PEERCRED = i("LOCAL_PEERCRED");
         LOCAL_PEERPID = i("LOCAL_PEERPID");
         sizeofPidT = i("sizeof.pid_t");
+        direntSize = i("sizeof.struct_dirent");
+        dIno = f("dirent", "d_ino");
+        dSeekoff = f("dirent", "d_seekoff");
+        dReclen = f("dirent", "d_reclen");
+        dNamlen = f("dirent", "d_namlen");
+        dType = f("dirent", "d_type");
+        dName = f("dirent", "d_name");
         check(platform, "kevent", keventSize, kIdent, kFilter, kFlags, kFflags, kData, kUdata);
         check(platform, "proc_bsdinfo", bsdinfoSize, pbiFlags, pbiStatus, pbiPid, pbiPpid, pbiUid, pbiRuid,
                 pbiStartSec, pbiStartUsec);
         check(platform, "xucred", xucredSize, crVersion, crUid, crNgroups);
+        // d_name is a char array: aligned to 1, checked as its first byte, and it must end inside
+        // the struct and leave room for at least one character and its NUL.
+        check(platform, "dirent", direntSize, dIno, dSeekoff, dReclen, dNamlen, dType,
+                new PosixPlatform.Field(dName.offset(), 1));
+        if (dName.offset() + dName.size() > direntSize || dName.size() < 2 || dReclen.size() != 2
+                || dNamlen.size() != 2) {
+            throw new IllegalStateException("platform table " + platform + ": unexpected struct dirent");
+        }
         if (kFilter.size() != 2 || kFlags.size() != 2 || kFflags.size() != 4 || pbiStartSec.size() != 8
                 || pbiStartUsec.size() != 8 || sizeofPidT != 4 || crNgroups.size() != 2) {
             throw new IllegalStateException("platform table " + platform + ": unexpected member widths");
@@ -245,6 +271,51 @@ final class DarwinLayout {
         }
         int pid = le(buf).getInt(0);
         return pid > 0 ? pid : MALFORMED;
+    }
+
+    // ---- struct dirent (64-bit inodes) -------------------------------------------------------
+
+    /**
+     * Decodes the name of the one {@code struct dirent} that {@code readdir_r} copied into
+     * {@code entry} (which copies the header and the name with its NUL, not always the whole
+     * struct). {@code .} and {@code ..} are returned like any name. A name that is not valid
+     * UTF-8 is decoded with U+FFFD in place of the bad bytes, so it can never equal a valid file
+     * name (those are ASCII).
+     *
+     * <p>SECURITY: fails closed. {@code d_namlen} must be 1 to {@code MAXPATHLEN - 1}, the name
+     * must hold no NUL and end with one at {@code d_name[d_namlen]}, and {@code d_reclen} must
+     * cover the header and the name with its NUL and lie within the struct, as every record the
+     * kernel's {@code getdirentries64} writes does. Anything else (a short buffer, another
+     * layout such as the 32-bit-inode one) is not guessed at: the listing must fail rather than
+     * come back with a wrong or missing name.
+     *
+     * @throws IllegalArgumentException if the bytes are not such an entry; the message gives the
+     *     rule, never the bytes
+     */
+    String decodeDirent(byte[] entry) {
+        if (entry.length < direntSize) {
+            throw new IllegalArgumentException("directory entry truncated: " + entry.length + " of "
+                    + direntSize + " bytes");
+        }
+        ByteBuffer b = le(entry);
+        int reclen = Short.toUnsignedInt(b.getShort(dReclen.offset()));
+        int namlen = Short.toUnsignedInt(b.getShort(dNamlen.offset()));
+        if (namlen == 0 || namlen > dName.size() - 1) {
+            throw new IllegalArgumentException("directory entry has name length " + namlen);
+        }
+        if (reclen < dName.offset() + namlen + 1 || reclen > direntSize) {
+            throw new IllegalArgumentException("directory entry has length " + reclen + " for a name of " + namlen);
+        }
+        int start = dName.offset();
+        if (entry[start + namlen] != 0) {
+            throw new IllegalArgumentException("directory entry name is not terminated at its length");
+        }
+        for (int k = start; k < start + namlen; k++) {
+            if (entry[k] == 0) {
+                throw new IllegalArgumentException("directory entry name holds a NUL before its length");
+            }
+        }
+        return new String(entry, start, namlen, java.nio.charset.StandardCharsets.UTF_8);
     }
 
     private static long u32(ByteBuffer b, PosixPlatform.Field f) {

@@ -113,6 +113,13 @@ final class Libc {
         /** {@code socklen_t} is a {@code uint32_t} on macOS. */
         static final MethodHandle GETSOCKOPT = downcall("getsockopt",
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+        /** {@code fdopendir$INODE64} and {@code readdir_r$INODE64} on x86_64 ({@link PosixPlatform}). */
+        static final MethodHandle FDOPENDIR = downcall(P.fdopendirSymbol,
+                FunctionDescriptor.of(ADDRESS, JAVA_INT));
+        static final MethodHandle READDIR_R = downcall(P.readdirRSymbol,
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+        static final MethodHandle CLOSEDIR = downcall("closedir",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS));
 
         private DarwinOnly() {}
     }
@@ -575,6 +582,91 @@ final class Libc {
                     return n;
                 }
                 retryOrThrow(cs, "getsockopt");
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /**
+     * {@code DIR *fdopendir(int fd);} (macOS; {@code fdopendir$INODE64} on x86_64) Returns the
+     * stream's address; on success the stream owns {@code fd}. NOT RUN HERE: macOS only.
+     */
+    static long fdopendir(int fd) throws PosixException {
+        if (!P.hasDirectoryStream()) {
+            throw new UnsupportedOperationException("no fdopendir table on " + P.name);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            while (true) {
+                MemorySegment dir = (MemorySegment) DarwinOnly.FDOPENDIR.invokeExact(cs, fd);
+                if (dir.address() != 0) {
+                    return dir.address();
+                }
+                retryOrThrow(cs, "fdopendir"); // on failure fd is still the caller's: a retry is safe
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /**
+     * {@code int readdir_r(DIR *dirp, struct dirent *entry, struct dirent **result);} (macOS;
+     * {@code readdir_r$INODE64} on x86_64) Copies the next entry into {@code entry[0,
+     * sizeof(struct dirent))}; false at the end ({@code *result == NULL}). The failure is the
+     * returned error number, not {@code errno}: {@code readdir(3)} signals both its end and its
+     * failure with NULL and differs only in an {@code errno} that would have to be zeroed
+     * before the call, which a downcall cannot do reliably (the JVM may set {@code errno} on this
+     * thread between two downcalls). NOT RUN HERE: macOS only.
+     */
+    static boolean readdir_r(long dir, byte[] entry) throws PosixException {
+        DarwinLayout l = DarwinOnly.LAYOUT;
+        if (dir == 0 || entry.length < l.direntSize) {
+            throw new IllegalArgumentException("readdir_r needs a stream and " + l.direntSize + " bytes");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment native_ = arena.allocate(l.direntSize, 8); // zeroed: no stale name bytes
+            MemorySegment result = arena.allocate(ADDRESS);
+            MemorySegment stream = MemorySegment.ofAddress(dir);
+            MemorySegment cs = arena.allocate(CAPTURE); // unused: the error is the return value
+            while (true) {
+                int r = (int) DarwinOnly.READDIR_R.invokeExact(cs, stream, native_, result);
+                if (r == 0) {
+                    MemorySegment got = result.get(ADDRESS, 0);
+                    if (got.address() == 0) {
+                        return false;
+                    }
+                    if (got.address() != native_.address()) {
+                        // SECURITY: readdir_r returns its entry argument; anything else is not read.
+                        throw new PosixException(P.errnoValue("EIO"), "readdir_r (unexpected result pointer)");
+                    }
+                    MemorySegment.copy(native_, ValueLayout.JAVA_BYTE, 0, entry, 0, l.direntSize);
+                    return true;
+                }
+                if (r != P.EINTR) {
+                    throw new PosixException(r, "readdir_r");
+                }
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /**
+     * {@code int closedir(DIR *dirp);} (macOS) Closes the stream and the descriptor it owns;
+     * never retried: the stream is freed whatever the result. NOT RUN HERE: macOS only.
+     */
+    static void closedir(long dir) throws PosixException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            if ((int) DarwinOnly.CLOSEDIR.invokeExact(cs, MemorySegment.ofAddress(dir)) != 0) {
+                throw new PosixException((int) ERRNO.get(cs, 0L), "closedir");
             }
         } catch (PosixException e) {
             throw e;

@@ -71,6 +71,21 @@ final class LibcSyscalls implements Syscalls {
     }
 
     @Override
+    public long fdopendir(int fd) throws PosixException {
+        return Libc.fdopendir(fd);
+    }
+
+    @Override
+    public boolean readdir_r(long dir, byte[] entry) throws PosixException {
+        return Libc.readdir_r(dir, entry);
+    }
+
+    @Override
+    public void closedir(long dir) throws PosixException {
+        Libc.closedir(dir);
+    }
+
+    @Override
     public long geteuid() {
         return Libc.geteuid();
     }

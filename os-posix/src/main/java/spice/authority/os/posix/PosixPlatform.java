@@ -22,8 +22,8 @@ final class PosixPlatform {
     private static final Map<String, PosixPlatform> TABLES = Map.of(
             "linux-x86_64", linuxX8664(),
             "linux-aarch64", linuxAarch64(),
-            "macos-x86_64", macos("macos-x86_64", "fstat$INODE64", "fstatat$INODE64"),
-            "macos-aarch64", macos("macos-aarch64", "fstat", "fstatat"));
+            "macos-x86_64", macos("macos-x86_64", "$INODE64"),
+            "macos-aarch64", macos("macos-aarch64", ""));
 
     private static final Optional<PosixPlatform> CURRENT =
             Optional.ofNullable(TABLES.get(key(System.getProperty("os.name"), System.getProperty("os.arch"))));
@@ -32,6 +32,14 @@ final class PosixPlatform {
     /** Symbol names of the 64-bit-inode stat functions (macOS x86_64 needs the suffixed ones). */
     final String fstatSymbol;
     final String fstatatSymbol;
+    /**
+     * macOS only (null on Linux): the symbol names of the 64-bit-inode directory-stream functions
+     * ({@code fdopendir$INODE64} and {@code readdir_r$INODE64} on x86_64, where the unsuffixed
+     * names are the 32-bit-inode ones with another {@code DIR} and {@code struct dirent}; plain on
+     * arm64). {@code closedir} has one name on both.
+     */
+    final String fdopendirSymbol;
+    final String readdirRSymbol;
     /** The uid the kernel shows for unmapped ids in a user namespace; -1 when there is none. */
     final long overflowUid;
 
@@ -44,8 +52,8 @@ final class PosixPlatform {
     private final Map<String, Long> processConstants;
     /**
      * Directory listing: the {@code getdents64} syscall number and the layout of
-     * {@code struct linux_dirent64}. Empty where listing is not implemented (macOS: see
-     * {@link #hasGetdents64()}). Kept apart like {@link #processConstants()};
+     * {@code struct linux_dirent64}. Empty on macOS, which lists with directory streams
+     * ({@link #hasDirectoryStream()}, layout in {@link #darwinConstants()}). Kept apart like {@link #processConstants()};
      * {@code DirentLayoutTest} checks them against the headers.
      */
     private final Map<String, Long> directoryConstants;
@@ -102,19 +110,22 @@ final class PosixPlatform {
     final int EFD_CLOEXEC;
     final int EFD_NONBLOCK;
 
-    /** {@code SYS_getdents64} of {@code <sys/syscall.h>}; -1 where listing is not implemented. */
+    /** {@code SYS_getdents64} of {@code <sys/syscall.h>}; -1 where there is none (macOS). */
     final long SYS_getdents64;
     /** Offsets in {@code struct linux_dirent64}: {@code d_reclen} (u16) and {@code d_name}. */
     final int direntReclen;
     final int direntName;
 
-    private PosixPlatform(String name, String fstatSymbol, String fstatatSymbol, long overflowUid,
+    private PosixPlatform(String name, String inode64Suffix, long overflowUid,
                           Map<String, Long> constants, Map<String, Long> processConstants,
                           Map<String, Long> directoryConstants, Map<String, Long> darwinConstants) {
         this.name = name;
+        boolean mac = !darwinConstants.isEmpty();
+        this.fstatSymbol = "fstat" + inode64Suffix;
+        this.fstatatSymbol = "fstatat" + inode64Suffix;
+        this.fdopendirSymbol = mac ? "fdopendir" + inode64Suffix : null;
+        this.readdirRSymbol = mac ? "readdir_r" + inode64Suffix : null;
         this.darwinConstants = Map.copyOf(darwinConstants);
-        this.fstatSymbol = fstatSymbol;
-        this.fstatatSymbol = fstatatSymbol;
         this.overflowUid = overflowUid;
         this.constants = Map.copyOf(constants);
         statSize = i("sizeof.struct_stat");
@@ -169,14 +180,19 @@ final class PosixPlatform {
     }
 
     /**
-     * Whether this platform lists directories with {@code getdents64} (Linux).
-     *
-     * <p>PARTIAL: macOS has no {@code getdents64}; listing there would need
-     * {@code fdopendir}/{@code readdir_r} ({@code $INODE64} symbols on x86_64) and the macOS
-     * {@code struct dirent} (d_name at offset 21), which is not written yet.
+     * Whether this platform lists directories with {@code getdents64} (Linux). macOS has no
+     * {@code getdents64}: see {@link #hasDirectoryStream()}.
      */
     boolean hasGetdents64() {
         return SYS_getdents64 >= 0 && direntReclen >= 0 && direntName > direntReclen;
+    }
+
+    /**
+     * Whether this platform lists directories with {@code fdopendir}/{@code readdir_r}/{@code
+     * closedir} over the macOS 64-bit-inode {@code struct dirent} ({@link DarwinLayout}).
+     */
+    boolean hasDirectoryStream() {
+        return fdopendirSymbol != null && darwinConstants.containsKey("sizeof.struct_dirent");
     }
 
     /** The directory-listing constants by C name (not part of {@link #constants()}). */
@@ -388,7 +404,7 @@ final class PosixPlatform {
         stat(m, "st_uid", 28, 4);
         stat(m, "st_gid", 32, 4);
         stat(m, "st_size", 48, 8);
-        return new PosixPlatform("linux-x86_64", "fstat", "fstatat", 65534, m, linuxProcess(), linuxDirectory(217), Map.of());
+        return new PosixPlatform("linux-x86_64", "", 65534, m, linuxProcess(), linuxDirectory(217), Map.of());
     }
 
     /** glibc/musl aarch64: the asm-generic {@code struct stat}; mode before a 4-byte nlink. */
@@ -404,11 +420,14 @@ final class PosixPlatform {
         stat(m, "st_uid", 24, 4);
         stat(m, "st_gid", 28, 4);
         stat(m, "st_size", 48, 8);
-        return new PosixPlatform("linux-aarch64", "fstat", "fstatat", 65534, m, linuxProcess(), linuxDirectory(61), Map.of());
+        return new PosixPlatform("linux-aarch64", "", 65534, m, linuxProcess(), linuxDirectory(61), Map.of());
     }
 
-    /** macOS, 64-bit inodes (the only layout on arm64; {@code $INODE64} symbols on x86_64). */
-    private static PosixPlatform macos(String name, String fstat, String fstatat) {
+    /**
+     * macOS, 64-bit inodes (the only layout on arm64; {@code $INODE64} symbols on x86_64, named
+     * by {@code inode64Suffix}).
+     */
+    private static PosixPlatform macos(String name, String inode64Suffix) {
         Map<String, Long> m = common();
         m.put("O_NONBLOCK", 0x4L);
         m.put("O_CREAT", 0x200L);
@@ -436,7 +455,7 @@ final class PosixPlatform {
         stat(m, "st_uid", 16, 4);
         stat(m, "st_gid", 20, 4);
         stat(m, "st_size", 96, 8);
-        return new PosixPlatform(name, fstat, fstatat, -1, m, processCommon(), Map.of(), macosDarwin());
+        return new PosixPlatform(name, inode64Suffix, -1, m, processCommon(), Map.of(), macosDarwin());
     }
 
     private static void member(Map<String, Long> m, String struct, String member, int offset, int size) {
@@ -461,7 +480,15 @@ final class PosixPlatform {
      *                                                                         // 136 bytes
      * struct xucred { u_int cr_version; uid_t cr_uid; short cr_ngroups;
      *                 gid_t cr_groups[NGROUPS]; };                            // 76 bytes
+     * struct dirent { uint64_t d_ino; uint64_t d_seekoff; uint16_t d_reclen;  // 64-bit inodes:
+     *                 uint16_t d_namlen; uint8_t d_type;                      // arm64, and x86_64
+     *                 char d_name[MAXPATHLEN]; };                             // with $INODE64
+     *                                                                         // 1048 bytes
      * </pre>
+     *
+     * <p>{@code symbol.*} are 1 when the function the header declares is the symbol named in
+     * {@link #fdopendirSymbol}, {@link #readdirRSymbol} or {@code closedir} (the probe compares
+     * the two addresses with {@code dlsym}).
      */
     private static Map<String, Long> macosDarwin() {
         Map<String, Long> m = new LinkedHashMap<>();
@@ -503,6 +530,16 @@ final class PosixPlatform {
         m.put("LOCAL_PEERPID", 0x002L);
         m.put("sizeof.pid_t", 4L);
         m.put("sizeof.socklen_t", 4L);
+        m.put("sizeof.struct_dirent", 1048L);
+        member(m, "dirent", "d_ino", 0, 8);
+        member(m, "dirent", "d_seekoff", 8, 8);
+        member(m, "dirent", "d_reclen", 16, 2);
+        member(m, "dirent", "d_namlen", 18, 2);
+        member(m, "dirent", "d_type", 20, 1);
+        member(m, "dirent", "d_name", 21, 1024);
+        m.put("symbol.fdopendir", 1L);
+        m.put("symbol.readdir_r", 1L);
+        m.put("symbol.closedir", 1L);
         return m;
     }
 

@@ -16,7 +16,6 @@ import static spice.authority.os.posix.PathWalk.io;
 import static spice.authority.os.posix.PathWalk.octal;
 
 import java.security.SecureRandom;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -28,7 +27,6 @@ import spice.authority.os.LockMode;
 import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectory;
 import spice.authority.os.StableLock;
-import spice.authority.os.UnsupportedPlatformException;
 
 /**
  * The POSIX {@link SecureDirectory}: a retained directory descriptor and {@code *at()} calls
@@ -39,8 +37,6 @@ final class PosixSecureDirectory implements SecureDirectory {
 
     static final int FILE_MODE = 0600;
     private static final int READ_CHUNK = 64 * 1024;
-    /** Bytes asked of one {@code getdents64}: a few hundred entries of this directory's names. */
-    private static final int DIRENT_CHUNK = 32 * 1024;
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final PosixPlatform p = Libc.P;
@@ -55,6 +51,8 @@ final class PosixSecureDirectory implements SecureDirectory {
     private boolean closed; // guarded by closeLock
     /** The directory flush after a rename, shared by concurrent writers (group commit). */
     private final DirectoryFlush directoryFlush;
+    /** getdents64 (Linux) or fdopendir/readdir_r (macOS), over {@link #sys}. */
+    private final DirectoryListing listing;
 
     private PosixSecureDirectory(Syscalls sys, PathWalk walk, long euid, PathWalk.Bound bound, OpenMode openMode) {
         this.sys = sys;
@@ -65,6 +63,7 @@ final class PosixSecureDirectory implements SecureDirectory {
         this.createdLeaf = bound.createdLeaf();
         this.openMode = openMode;
         this.directoryFlush = new DirectoryFlush(sys, dirfd);
+        this.listing = new DirectoryListing(sys, p);
     }
 
     /**
@@ -293,41 +292,10 @@ final class PosixSecureDirectory implements SecureDirectory {
 
     @Override
     public List<String> list() throws DirectoryRefusedException {
-        if (!p.hasGetdents64()) {
-            throw new UnsupportedPlatformException("listing a directory is not implemented on " + p.name
-                    + " (no getdents64; an fdopendir/readdir_r listing is not written yet)");
-        }
         String shown = shownPath();
         enter();
         try {
-            int fd;
-            try {
-                // SECURITY: "." relative to the retained descriptor is the retained directory,
-                // whatever its path names now; a fresh open file description has its own offset,
-                // so concurrent listings cannot disturb each other or the retained descriptor.
-                fd = sys.openat(dirfd, ".", p.O_RDONLY | p.O_DIRECTORY | p.O_CLOEXEC, 0);
-            } catch (PosixException e) {
-                throw io(shown, e);
-            }
-            try {
-                List<String> names = new ArrayList<>();
-                byte[] buf = new byte[DIRENT_CHUNK];
-                while (true) {
-                    int n = sys.getdents64(fd, buf);
-                    if (n == 0) {
-                        break;
-                    }
-                    Dirents.decode(p, buf, n, names);
-                }
-                names.sort(null);
-                return List.copyOf(names);
-            } catch (PosixException e) {
-                throw io(shown, e); // SECURITY: never a partial list
-            } catch (IllegalArgumentException e) {
-                throw new DirectoryRefusedException(IO, shown, "unreadable directory listing: " + e.getMessage());
-            } finally {
-                sys.closeQuietly(fd);
-            }
+            return listing.list(dirfd, shown);
         } finally {
             exit();
         }

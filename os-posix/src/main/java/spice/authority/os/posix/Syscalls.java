@@ -64,6 +64,30 @@ interface Syscalls {
      */
     int getdents64(int fd, byte[] buf) throws PosixException;
 
+    /**
+     * macOS {@code fdopendir(3)}: a directory stream over {@code fd}. On success the stream owns
+     * {@code fd}: it is closed by {@link #closedir} and must never be passed to {@link #close};
+     * on failure, whatever it throws, {@code fd} is still the caller's (a door that made a stream
+     * must return it).
+     *
+     * @return the {@code DIR *}, an opaque non-zero address valid until {@link #closedir}
+     * @throws UnsupportedOperationException where the platform has no directory-stream table
+     */
+    long fdopendir(int fd) throws PosixException;
+
+    /**
+     * macOS {@code readdir_r(3)}: copies the stream's next entry into {@code entry}, which holds
+     * at least {@code sizeof(struct dirent)} bytes ({@link DarwinLayout#direntSize}). A failure
+     * is the error number the function returns (never an {@code errno} left over from an
+     * earlier call), so it can never pass for the end of the directory.
+     *
+     * @return true when an entry was copied, false at the end of the directory
+     */
+    boolean readdir_r(long dir, byte[] entry) throws PosixException;
+
+    /** macOS {@code closedir(3)}: closes the stream and its descriptor; never retried, like close. */
+    void closedir(long dir) throws PosixException;
+
     /** {@code geteuid(2)}: always succeeds. */
     long geteuid();
 

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.condition.OS;
 class DarwinProbeTest {
 
     private static final Pattern LINE = Pattern.compile(
-            "^\\s*(CONST|UCONST|SIZEOF_STRUCT|SIZEOF_TYPE|MEMBER)\\((\\w+)(?:,\\s*(\\w+))?\\);\\s*$");
+            "^\\s*(CONST|UCONST|SIZEOF_STRUCT|SIZEOF_TYPE|MEMBER|SYMBOL|SYMBOL_INODE64)\\((\\w+)(?:,\\s*(\\w+))?\\);\\s*$");
 
     private static Path probeSource() {
         Path here = Path.of("").toAbsolutePath();
@@ -54,6 +54,7 @@ class DarwinProbeTest {
                 case "CONST", "UCONST" -> printed.add(m.group(2));
                 case "SIZEOF_STRUCT" -> printed.add("sizeof.struct_" + m.group(2));
                 case "SIZEOF_TYPE" -> printed.add("sizeof." + m.group(2));
+                case "SYMBOL", "SYMBOL_INODE64" -> printed.add("symbol." + m.group(2));
                 case "MEMBER" -> {
                     printed.add("offsetof." + m.group(2) + "." + m.group(3));
                     printed.add("sizeof." + m.group(2) + "." + m.group(3));

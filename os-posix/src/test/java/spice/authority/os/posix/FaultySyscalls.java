@@ -38,7 +38,11 @@ final class FaultySyscalls implements Syscalls {
         /** {@code openat(dirfd, ".")}: the listing's own descriptor. */
         OPEN_LISTING,
         /** {@code getdents64}. */
-        GETDENTS
+        GETDENTS,
+        /** {@code fdopendir} (macOS only: forwarded to the real library, which has it there). */
+        FDOPENDIR,
+        /** {@code readdir_r} (macOS only). */
+        READDIR
     }
 
     private record Fault(Call call, int errno, int skip, boolean afterCall) {}
@@ -198,6 +202,21 @@ final class FaultySyscalls implements Syscalls {
     @Override
     public int getdents64(int fd, byte[] buf) throws PosixException {
         return call(Call.GETDENTS, "getdents64", () -> real.getdents64(fd, buf));
+    }
+
+    @Override
+    public long fdopendir(int fd) throws PosixException {
+        return call(Call.FDOPENDIR, "fdopendir", () -> real.fdopendir(fd));
+    }
+
+    @Override
+    public boolean readdir_r(long dir, byte[] entry) throws PosixException {
+        return call(Call.READDIR, "readdir_r", () -> real.readdir_r(dir, entry));
+    }
+
+    @Override
+    public void closedir(long dir) throws PosixException {
+        real.closedir(dir);
     }
 
     @Override

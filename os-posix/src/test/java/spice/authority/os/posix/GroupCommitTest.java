@@ -276,6 +276,21 @@ class GroupCommitTest {
         }
 
         @Override
+        public long fdopendir(int fd) throws PosixException {
+            return real.fdopendir(fd);
+        }
+
+        @Override
+        public boolean readdir_r(long dir, byte[] entry) throws PosixException {
+            return real.readdir_r(dir, entry);
+        }
+
+        @Override
+        public void closedir(long dir) throws PosixException {
+            real.closedir(dir);
+        }
+
+        @Override
         public long geteuid() {
             return real.geteuid();
         }

@@ -27,8 +27,11 @@ final class TestLibc {
     private static final MethodHandle CHMOD = h("chmod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle LCHOWN =
             h("lchown", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
-    private static final MethodHandle RENAMEAT2 = h("renameat2",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+    /** Linux only: resolved on first use, so that the other calls work on macOS too. */
+    private static final class LinuxOnly {
+        static final MethodHandle RENAMEAT2 = h("renameat2",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+    }
 
     private TestLibc() {}
 
@@ -48,7 +51,7 @@ final class TestLibc {
     /** Atomically exchanges two names (Linux {@code renameat2(RENAME_EXCHANGE)}). */
     static void exchange(MemorySegment a, MemorySegment b, MemorySegment cs) {
         try {
-            int r = (int) RENAMEAT2.invokeExact(cs, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
+            int r = (int) LinuxOnly.RENAMEAT2.invokeExact(cs, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
             if (r != 0) {
                 throw new IllegalStateException("renameat2 errno " + cs.get(JAVA_INT, 0));
             }
