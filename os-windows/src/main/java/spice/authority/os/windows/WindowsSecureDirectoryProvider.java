@@ -87,4 +87,29 @@ public final class WindowsSecureDirectoryProvider implements SecureDirectoryProv
         }
         return WindowsProcessWatcher.instance();
     }
+
+    /** True on Windows: {@link #tcpPeerPid} reads the owner of a connection from the TCP table. */
+    @Override
+    public boolean identifiesTcpPeers() {
+        return isSupported();
+    }
+
+    /**
+     * The owning pid of the client's row in {@code GetExtendedTcpTable}, if that process runs as
+     * this user ({@link TcpPeerCheck}).
+     */
+    @Override
+    public long tcpPeerPid(java.net.InetSocketAddress peer, java.net.InetSocketAddress local) throws java.io.IOException {
+        if (!isSupported()) {
+            throw new UnsupportedPlatformException("os-windows does not support " + platform());
+        }
+        WindowsCalls calls = WindowsCalls.jna();
+        Sid user;
+        try {
+            user = Sid.fromBinary(calls.currentUserSid());
+        } catch (WindowsException | MalformedDescriptorException e) {
+            throw new java.io.IOException("TCP peer refused: cannot read the helper's own user SID (" + e.getMessage() + ")");
+        }
+        return new TcpPeerCheck(calls, user).ownerPid(peer, local);
+    }
 }
