@@ -94,8 +94,7 @@ public class SessionRegistry {
         }
         // SECURITY: the declared host must be a process of this user (never init or a root
         // launcher), or its session would outlive every real host.
-        OptionalLong uid = pw.realUid(declaredPid);
-        if (declaredPid <= 1 || uid.isEmpty() || uid.getAsLong() != serve.effectiveUid()) {
+        if (declaredPid <= 1 || !pw.isOwnUser(declaredPid)) {
             throw new SessionException.NotHost("process " + declaredPid + " cannot host a session: not a process of this user below init");
         }
         return openChecked(pw, declaredPid, true);
@@ -148,12 +147,12 @@ public class SessionRegistry {
         // pattern: start time, uid, then still alive with that start time). Peer credentials are
         // read at connect time, so even a socket caller's pid is re-checked here: a host that died
         // and whose pid was reused must not leave a session bound to another user's process.
-        OptionalLong uid = pw.realUid(pid);
+        boolean ours = pw.isOwnUser(pid);
         ProcessWatcher.Liveness after = pw.liveness(pid, start.getAsLong());
         if (after == ProcessWatcher.Liveness.UNKNOWN) {
             throw new ProcessWatchException("its start time cannot be read again");
         }
-        if (uid.isEmpty() || uid.getAsLong() != serve.effectiveUid() || after != ProcessWatcher.Liveness.ALIVE) {
+        if (!ours || after != ProcessWatcher.Liveness.ALIVE) {
             throw new SessionException.NotHost("process " + pid + " is not a live process of this user");
         }
         Session s = new Session(newId(), pid, start.getAsLong(), fromPeerCredentials);
