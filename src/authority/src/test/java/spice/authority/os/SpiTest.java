@@ -223,4 +223,11 @@ class SpiTest {
                 .hasMessage("/p/x: IO (injected)");
         assertThat(new FileIdentity(-1, 5).toString()).isEqualTo("18446744073709551615:5");
     }
+
+    @Test
+    void fileIdentity_128BitIds_keptWhole() {
+        assertThat(new FileIdentity(1, 2)).isEqualTo(new FileIdentity(1, 2, 0));
+        assertThat(new FileIdentity(1, 2, 3)).isNotEqualTo(new FileIdentity(1, 2)).isNotEqualTo(new FileIdentity(1, 2, 4));
+        assertThat(new FileIdentity(7, -1, -1).toString()).isEqualTo("7:0x" + "f".repeat(32));
+    }
 }
