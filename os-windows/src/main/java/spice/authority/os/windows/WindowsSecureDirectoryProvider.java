@@ -17,7 +17,8 @@ import spice.authority.os.UnsupportedPlatformException;
  * code, so on Linux and macOS this provider is inert. {@link #open} refuses to run elsewhere. The
  * directory it returns follows wire-format d.7 and d.8 with the trusted principals of RFC 0007.
  *
- * <p>NOT RUN: {@link #open} and {@link #processWatcher()} have never run on Windows (README.md).
+ * <p>NOT RUN: {@link #open}, {@link #processWatcher()} and {@link #tcpPeerPid} have never run on
+ * Windows (README.md).
  */
 public final class WindowsSecureDirectoryProvider implements SecureDirectoryProvider {
 
