@@ -83,6 +83,10 @@ public interface SecureDirectoryProvider {
      * to the helper (Windows: the owning pid of the client's row in {@code GetExtendedTcpTable},
      * then the user SID of that process's token compared with the helper's).
      *
+     * <p>The lookup is symmetric: it names the owner of the end {@code peer} of the connection
+     * whose other end is {@code local}. A client (the CLI) asks it with the helper's end as
+     * {@code peer} to prove the listener is this user's before it sends the bearer token.
+     *
      * <p>The default refuses (no silent fallback): only a platform whose
      * {@link #identifiesTcpPeers()} is true answers.
      *

@@ -97,7 +97,12 @@ abstract class HelperCommand implements Callable<Integer> {
         }
         try {
             // The CLI speaks for the user once: no retries, so a refusal is shown as the helper gave it.
+            // SECURITY: on TCP, where the platform can tell (Windows), the listener must be a process
+            // of this user before the token is sent; the platform is asked only for a TCP endpoint.
             AuthorityClient client = AuthorityClient.builder(endpoint).tokenReader(new CliTokenReader())
+                    .tcpServerCheck(endpoint instanceof HelperEndpoint.Tcp
+                            ? CliTcpServerCheck.of(spice.authority.os.SecureDirectories.provider())
+                            : spice.authority.host.TcpServerCheck.none())
                     .retry(RetryPolicy.NONE).userAgent("spice-authority-cli").build();
             return run(client);
         } catch (Usage u) {
