@@ -114,6 +114,15 @@ class TcpPeerCheckTest {
         assertThat(check.ownerPid(PEER6, LOCAL6)).isEqualTo(CLIENT);
     }
 
+    /** The CLI's use: asked with the helper's end as the peer, it names the listener's process. */
+    @Test
+    void ownerPid_askedFromTheClientSide_namesTheHelper_andRefusesAListenerOfAnotherUser() throws Exception {
+        fake.tcpTable(Win32.AF_INET, both(CLIENT).build());
+        assertThat(check.ownerPid(LOCAL, PEER)).isEqualTo(HELPER);
+        fake.processes.get(HELPER).userSid = Sid.parse(OTHER_USER).binary(); // another user holds the port
+        refused(LOCAL, PEER, "process " + HELPER + " runs as another user");
+    }
+
     @Test
     void ownerPid_onlyTheHelpersMirrorRow_refused() {
         fake.tcpTable(Win32.AF_INET, TcpTableBuilder.v4().row("127.0.0.1", 7878, "127.0.0.1", 50123, HELPER).build());
