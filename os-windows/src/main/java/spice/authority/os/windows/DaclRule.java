@@ -34,9 +34,7 @@ enum DaclRule {
     /** The file id is zero: the file system cannot prove identity. */
     ID_ZERO("W-ID-ZERO", Category.IDENTITY),
     /** The file id is FILE_INVALID_FILE_ID (all ones). */
-    ID_INVALID("W-ID-INVALID", Category.IDENTITY),
-    /** The 128-bit file id does not fit the SPI's 64-bit identity (its high half is not zero). */
-    ID_WIDE("W-ID-WIDE", Category.IDENTITY);
+    ID_INVALID("W-ID-INVALID", Category.IDENTITY);
 
     private final String id;
     private final Category category;

@@ -7,10 +7,11 @@ import spice.authority.os.FileIdentity;
  * {@link FileIdentity}.
  *
  * <p><b>Guarantees.</b> The mapping is injective on everything it accepts: the volume serial is
- * the device, the low 64 bits of the id are the inode, and an id whose high 64 bits are not zero is
- * refused ({@link DaclRule#ID_WIDE}; NTFS ids are 64-bit file reference numbers, ReFS may use all
- * 128 bits) rather than folded. A zero id means the file system cannot prove identity and is
- * refused ({@link DaclRule#ID_ZERO}), as is {@code FILE_INVALID_FILE_ID} ({@link DaclRule#ID_INVALID}).
+ * the device and the whole 128-bit id is kept (low half the inode, high half
+ * {@link FileIdentity#inodeHigh()}; NTFS ids are 64-bit file reference numbers with a zero high
+ * half, ReFS may use all 128 bits), never folded. A zero id means the file system cannot prove
+ * identity and is refused ({@link DaclRule#ID_ZERO}), as is {@code FILE_INVALID_FILE_ID}
+ * ({@link DaclRule#ID_INVALID}).
  */
 final class FileIds {
 
@@ -36,11 +37,7 @@ final class FileIds {
         if (high == -1L && low == -1L || high == 0 && low == -1L) {
             throw new RuleViolation(DaclRule.ID_INVALID, "the file system reports FILE_INVALID_FILE_ID");
         }
-        if (high != 0) {
-            throw new RuleViolation(DaclRule.ID_WIDE,
-                    "the 128-bit file id does not fit the 64-bit identity this helper compares");
-        }
-        return new FileIdentity(serial, low);
+        return new FileIdentity(serial, low, high);
     }
 
     static long le64(byte[] b, int off) {

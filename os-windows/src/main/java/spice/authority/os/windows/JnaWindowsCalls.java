@@ -10,9 +10,9 @@ import java.lang.ref.Reference;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The production {@link WindowsCalls}: each call goes through {@link Kernel32}, {@link Advapi32}
- * or {@link Ntdll}. Stateless; the doors load on first use, so this class must only be used on
- * Windows. Together with the three doors it is the only code of this module that touches JNA.
+ * The production {@link WindowsCalls}: each call goes through {@link Kernel32}, {@link Advapi32},
+ * {@link Ntdll} or {@link Iphlpapi}. Stateless; the doors load on first use, so this class must only
+ * be used on Windows. Together with the four doors it is the only code of this module that touches JNA.
  *
  * <p>Errors are read with {@code Native.getLastError()} immediately after the failing call, on the
  * calling thread: JNA captures the value per call and per thread. Native buffers that held file
@@ -48,6 +48,7 @@ final class JnaWindowsCalls implements WindowsCalls {
         static final Kernel32 KERNEL32 = Native.load("kernel32", Kernel32.class);
         static final Advapi32 ADVAPI32 = Native.load("advapi32", Advapi32.class);
         static final Ntdll NTDLL = Native.load("ntdll", Ntdll.class);
+        static final Iphlpapi IPHLPAPI = Native.load("iphlpapi", Iphlpapi.class);
     }
 
     private static Pointer h(long handle) {
@@ -68,8 +69,30 @@ final class JnaWindowsCalls implements WindowsCalls {
 
     @Override
     public byte[] currentUserSid() throws WindowsException {
+        return tokenUserSid(Doors.KERNEL32.GetCurrentProcess());
+    }
+
+    @Override
+    public byte[] processUserSid(int pid) throws WindowsException {
+        Pointer p = Doors.KERNEL32.OpenProcess(Win32.PROCESS_QUERY_LIMITED_INFORMATION, false, pid);
+        if (p == null) {
+            int err = Native.getLastError();
+            if (err == Win32.ERROR_INVALID_PARAMETER) {
+                return null; // no such process
+            }
+            throw WindowsException.win32("OpenProcess", err);
+        }
+        try {
+            return tokenUserSid(p);
+        } finally {
+            Doors.KERNEL32.CloseHandle(p);
+        }
+    }
+
+    /** The user SID of a process's primary token (the process handle stays the caller's). */
+    private static byte[] tokenUserSid(Pointer process) throws WindowsException {
         PointerByReference token = new PointerByReference();
-        if (!Doors.ADVAPI32.OpenProcessToken(Doors.KERNEL32.GetCurrentProcess(), Win32.TOKEN_QUERY, token)) {
+        if (!Doors.ADVAPI32.OpenProcessToken(process, Win32.TOKEN_QUERY, token)) {
             throw lastError("OpenProcessToken");
         }
         try {
@@ -94,6 +117,21 @@ final class JnaWindowsCalls implements WindowsCalls {
         } finally {
             Doors.KERNEL32.CloseHandle(token.getValue());
         }
+    }
+
+    @Override
+    public int getExtendedTcpTable(int family, byte[] buf) throws WindowsException {
+        Memory m = new Memory(buf.length);
+        IntByReference size = new IntByReference(buf.length);
+        int r = Doors.IPHLPAPI.GetExtendedTcpTable(m, size, false, family, Win32.TCP_TABLE_OWNER_PID_CONNECTIONS, 0);
+        if (r == Win32.ERROR_INSUFFICIENT_BUFFER) {
+            return Math.max(size.getValue(), 1);
+        }
+        if (r != 0) {
+            throw WindowsException.win32("GetExtendedTcpTable", r);
+        }
+        m.read(0, buf, 0, buf.length);
+        return 0;
     }
 
     @Override

@@ -78,6 +78,11 @@ final class Win32 {
     static final int WAIT_FAILED = 0xFFFFFFFF;
     static final int INFINITE = 0xFFFFFFFF;
 
+    // ---- GetExtendedTcpTable ----
+    static final int AF_INET = 2;
+    static final int AF_INET6 = 23;
+    static final int TCP_TABLE_OWNER_PID_CONNECTIONS = 4;
+
     // ---- GetDriveTypeW ----
     static final int DRIVE_REMOVABLE = 2;
     static final int DRIVE_FIXED = 3;

@@ -42,6 +42,29 @@ interface WindowsCalls {
      */
     byte[] currentUserSid() throws WindowsException;
 
+    /**
+     * The binary SID of the user of process {@code pid}'s token:
+     * {@code OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION)}, {@code OpenProcessToken(TOKEN_QUERY)},
+     * {@code GetTokenInformation(TokenUser)}, {@code GetLengthSid}; the handles are closed.
+     *
+     * @return the SID, or null when there is no such process ({@code OpenProcess} answers
+     *     {@code ERROR_INVALID_PARAMETER})
+     * @throws WindowsException when the process or its token cannot be opened or read (for example
+     *     {@code ERROR_ACCESS_DENIED} for a protected process)
+     */
+    byte[] processUserSid(int pid) throws WindowsException;
+
+    /**
+     * {@code GetExtendedTcpTable(buf, &size, FALSE, family, TCP_TABLE_OWNER_PID_CONNECTIONS, 0)}:
+     * the family's TCP connections with their owning pids ({@code MIB_TCPTABLE_OWNER_PID} for
+     * {@code AF_INET}, {@code MIB_TCP6TABLE_OWNER_PID} for {@code AF_INET6}), copied into
+     * {@code buf} (which must not be empty).
+     *
+     * @return 0 when the table was written into {@code buf}; otherwise the size in bytes the table
+     *     needs now ({@code ERROR_INSUFFICIENT_BUFFER}; {@code buf} then holds nothing usable)
+     */
+    int getExtendedTcpTable(int family, byte[] buf) throws WindowsException;
+
     /** {@code GetDriveTypeW} of a volume root such as {@code C:\}. */
     int getDriveType(String volumeRoot);
 

@@ -18,9 +18,8 @@ import spice.authority.os.ProcessWatcher;
  * ({@code ERROR_INVALID_PARAMETER}), for example access denied to another user's process, is
  * {@link ProcessWatcher.Liveness#UNKNOWN} or a {@link ProcessWatchException}.
  *
- * <p>PARTIAL: {@link #realUid} throws: a Windows process has a user SID, not a uid. The TCP peer
- * check of issue 14 (the owning pid from {@code GetExtendedTcpTable}, then the process token's
- * user) is not written.
+ * <p>{@link #realUid} throws: a Windows process has a user SID, not a uid. {@link #isOwnUser}
+ * compares the user SID of the process's token with this process's ({@link ProcessUsers}).
  *
  * <p>NOT RUN: never ran on Windows (README.md).
  */
@@ -84,8 +83,23 @@ final class WindowsProcessWatcher implements ProcessWatcher {
 
     @Override
     public OptionalLong realUid(long pid) throws ProcessWatchException {
-        throw new ProcessWatchException("a Windows process has a user SID, not a uid: the same-user check of a "
-                + "TCP peer (GetExtendedTcpTable owning pid, then its token user) is not implemented");
+        throw new ProcessWatchException("a Windows process has a user SID, not a uid: use isOwnUser");
+    }
+
+    @Override
+    public boolean isOwnUser(long pid) throws ProcessWatchException {
+        ProcessUsers users;
+        try {
+            users = new ProcessUsers(calls, Sid.fromBinary(calls.currentUserSid()));
+        } catch (WindowsException | MalformedDescriptorException e) {
+            throw new ProcessWatchException("cannot read the helper's own user SID: " + e.getMessage());
+        }
+        try {
+            // SECURITY: unknown is never "same user" (ProcessUsers throws); gone is not ours.
+            return users.owner(pid) == ProcessUsers.Owner.SAME;
+        } catch (ProcessUsers.UnknownOwnerException e) {
+            throw new ProcessWatchException(e.getMessage());
+        }
     }
 
     @Override

@@ -17,7 +17,8 @@ import spice.authority.os.UnsupportedPlatformException;
  * code, so on Linux and macOS this provider is inert. {@link #open} refuses to run elsewhere. The
  * directory it returns follows wire-format d.7 and d.8 with the trusted principals of RFC 0007.
  *
- * <p>NOT RUN: {@link #open} and {@link #processWatcher()} have never run on Windows (README.md).
+ * <p>NOT RUN: {@link #open}, {@link #processWatcher()} and {@link #tcpPeerPid} have never run on
+ * Windows (README.md).
  */
 public final class WindowsSecureDirectoryProvider implements SecureDirectoryProvider {
 
@@ -86,5 +87,30 @@ public final class WindowsSecureDirectoryProvider implements SecureDirectoryProv
             throw new UnsupportedPlatformException("os-windows does not support " + platform());
         }
         return WindowsProcessWatcher.instance();
+    }
+
+    /** True on Windows: {@link #tcpPeerPid} reads the owner of a connection from the TCP table. */
+    @Override
+    public boolean identifiesTcpPeers() {
+        return isSupported();
+    }
+
+    /**
+     * The owning pid of the client's row in {@code GetExtendedTcpTable}, if that process runs as
+     * this user ({@link TcpPeerCheck}).
+     */
+    @Override
+    public long tcpPeerPid(java.net.InetSocketAddress peer, java.net.InetSocketAddress local) throws java.io.IOException {
+        if (!isSupported()) {
+            throw new UnsupportedPlatformException("os-windows does not support " + platform());
+        }
+        WindowsCalls calls = WindowsCalls.jna();
+        Sid user;
+        try {
+            user = Sid.fromBinary(calls.currentUserSid());
+        } catch (WindowsException | MalformedDescriptorException e) {
+            throw new java.io.IOException("TCP peer refused: cannot read the helper's own user SID (" + e.getMessage() + ")");
+        }
+        return new TcpPeerCheck(calls, user).ownerPid(peer, local);
     }
 }

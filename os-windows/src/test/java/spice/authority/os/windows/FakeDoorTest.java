@@ -128,6 +128,24 @@ class FakeDoorTest {
         assertThat(e.detail()).startsWith("W-ID-ZERO");
     }
 
+    /** A ReFS leaf whose 128-bit id differs from its replacement's only in the high half. */
+    @Test
+    void wideFileId_bound_andAReplacementDifferingOnlyInTheHighHalf_refused() throws Exception {
+        FakeWindows.Node parent = profile.mkdir("AppData", SdBuilder.leaf().build()).mkdir("spice-agent", SdBuilder.leaf().build());
+        FakeWindows.Node leaf = parent.mkdir("authority", SdBuilder.leaf().build());
+        leaf.id = java.nio.ByteBuffer.allocate(24).order(java.nio.ByteOrder.LITTLE_ENDIAN).putLong(0x5eed).putLong(77).putLong(1).array();
+        try (WindowsSecureDirectory d = open(AUTH, OpenMode.VALIDATE_ONLY)) {
+            assertThat(d.identity()).isEqualTo(new spice.authority.os.FileIdentity(0x5eed, 77, 1));
+            d.revalidate();
+            parent.children.remove("AUTHORITY");
+            FakeWindows.Node twin = parent.mkdir("authority", SdBuilder.leaf().build());
+            twin.id = java.nio.ByteBuffer.allocate(24).order(java.nio.ByteOrder.LITTLE_ENDIAN).putLong(0x5eed).putLong(77).putLong(2).array();
+            DirectoryRefusedException e = catchThrowableOfType(DirectoryRefusedException.class, d::revalidate);
+            assertThat(e).as("same low half, other high half: another directory").isNotNull();
+            assertThat(e.category()).isEqualTo(Category.IDENTITY);
+        }
+    }
+
     @Test
     void networkDrive_refused() {
         fake.driveType = 4; // DRIVE_REMOTE

@@ -76,6 +76,8 @@ final class FakeWindows implements WindowsCalls {
         final long creationTime;
         volatile boolean signalled;
         long parent;
+        /** The binary user SID of the process's token; null: the fake's user. */
+        byte[] userSid;
 
         Waitable(int pid, long creationTime) {
             this.pid = pid;
@@ -100,6 +102,15 @@ final class FakeWindows implements WindowsCalls {
     final Map<Integer, Waitable> processes = new LinkedHashMap<>();
     private final Map<Long, Handle> handles = new HashMap<>();
     private final Map<Long, Waitable> waitables = new HashMap<>();
+    /**
+     * Per address family, the TCP tables {@code GetExtendedTcpTable} answers in turn: each call
+     * answers the head, and a head with a successor is consumed (the table changed since).
+     */
+    final Map<Integer, java.util.ArrayDeque<byte[]>> tcpTables = new HashMap<>();
+    /** When set, every {@code GetExtendedTcpTable} answers "needs this many bytes". */
+    Integer tcpNeeded;
+    /** {@code GetExtendedTcpTable} calls made, with the buffer sizes offered. */
+    final List<Integer> tcpTableBuffers = new ArrayList<>();
     /** Whether renameByHandle performs the rename and then reports failure (a lost reply). */
     boolean renameSucceedsThenFails;
 
@@ -434,5 +445,39 @@ final class FakeWindows implements WindowsCalls {
 
     synchronized int openWaitables() {
         return waitables.size();
+    }
+
+    // ---- process users and the TCP table ----
+
+    @Override
+    public synchronized byte[] processUserSid(int pid) throws WindowsException {
+        maybeFail("OpenProcessToken", String.valueOf(pid));
+        Waitable w = processes.get(pid);
+        if (w == null) {
+            return null;
+        }
+        return w.userSid != null ? w.userSid.clone() : user.binary();
+    }
+
+    @Override
+    public synchronized int getExtendedTcpTable(int family, byte[] buf) throws WindowsException {
+        tcpTableBuffers.add(buf.length);
+        maybeFail("GetExtendedTcpTable", String.valueOf(family));
+        if (tcpNeeded != null) {
+            return tcpNeeded;
+        }
+        java.util.ArrayDeque<byte[]> q = tcpTables.get(family);
+        byte[] table = q == null || q.isEmpty() ? new byte[4] : q.size() > 1 ? q.poll() : q.peek();
+        if (table.length > buf.length) {
+            return table.length;
+        }
+        Arrays.fill(buf, (byte) 0x5a); // what lies beyond the table is not zero
+        System.arraycopy(table, 0, buf, 0, table.length);
+        return 0;
+    }
+
+    /** Queues a TCP table for {@code family}. */
+    synchronized void tcpTable(int family, byte[] table) {
+        tcpTables.computeIfAbsent(family, f -> new java.util.ArrayDeque<>()).add(table);
     }
 }

@@ -40,13 +40,18 @@ class FileIdsTest {
                 .isEqualTo(DaclRule.ID_INVALID);
     }
 
-    /** Two ReFS ids that differ only in the high half must not map to one identity: refused instead. */
+    /** Two ReFS ids that differ only in the high half are two identities: the id is kept whole. */
     @Test
-    void wideId_refused() {
-        assertThat(catchThrowableOfType(RuleViolation.class, () -> FileIds.identity(info(42, 7, 1))).rule())
-                .isEqualTo(DaclRule.ID_WIDE);
-        assertThat(catchThrowableOfType(RuleViolation.class, () -> FileIds.identity(info(42, 0, 1))).rule())
-                .isEqualTo(DaclRule.ID_WIDE);
+    void wideId_keptWhole_neverFolded() throws Exception {
+        FileIdentity a = FileIds.identity(info(42, 7, 1));
+        FileIdentity b = FileIds.identity(info(42, 7, 2));
+        FileIdentity c = FileIds.identity(info(42, 0, 1)); // low half 0: still a non-zero id
+        assertThat(a).isEqualTo(new FileIdentity(42, 7, 1));
+        assertThat(a).isNotEqualTo(b).isNotEqualTo(new FileIdentity(42, 7));
+        assertThat(c).isEqualTo(new FileIdentity(42, 0, 1));
+        assertThat(FileIds.identity(info(42, -1, Long.MIN_VALUE))).isEqualTo(new FileIdentity(42, -1, Long.MIN_VALUE));
+        assertThat(a.toString()).isEqualTo("42:0x00000000000000010000000000000007");
+        assertThat(FileIds.identity(info(42, 7, 0)).inodeHigh()).isZero();
     }
 
     @Test

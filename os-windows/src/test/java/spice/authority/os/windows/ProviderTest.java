@@ -31,5 +31,8 @@ class ProviderTest {
         assertThatThrownBy(() -> p.open("C:\\Users\\me\\authority", OpenMode.CREATE_OR_VALIDATE))
                 .isInstanceOf(UnsupportedPlatformException.class);
         assertThatThrownBy(p::processWatcher).isInstanceOf(UnsupportedPlatformException.class);
+        assertThat(p.identifiesTcpPeers()).isFalse();
+        java.net.InetSocketAddress a = new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 1);
+        assertThatThrownBy(() -> p.tcpPeerPid(a, a)).isInstanceOf(UnsupportedPlatformException.class);
     }
 }

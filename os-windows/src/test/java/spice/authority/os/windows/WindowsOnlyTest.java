@@ -160,4 +160,44 @@ class WindowsOnlyTest {
         assertThat(PROVIDER.defaultDirectory()).endsWith("\\spice-agent\\authority")
                 .startsWith(System.getenv("LOCALAPPDATA"));
     }
+
+    /** The client end of a loopback connection made by this process: its owner is this process. */
+    @Test
+    void tcpPeer_ownLoopbackConnection_isThisProcess() throws Exception {
+        assertThat(PROVIDER.identifiesTcpPeers()).isTrue();
+        for (String host : new String[] {"127.0.0.1", "::1"}) {
+            java.net.InetAddress a = java.net.InetAddress.ofLiteral(host);
+            try (java.net.ServerSocket server = new java.net.ServerSocket(0, 1, a);
+                 java.net.Socket client = new java.net.Socket(a, server.getLocalPort());
+                 java.net.Socket accepted = server.accept()) {
+                long pid = PROVIDER.tcpPeerPid((java.net.InetSocketAddress) accepted.getRemoteSocketAddress(),
+                        (java.net.InetSocketAddress) accepted.getLocalSocketAddress());
+                assertThat(pid).as(host).isEqualTo(ProcessHandle.current().pid());
+                // the mirror direction is the helper's own accepted socket, never the client's row
+                long mirror = PROVIDER.tcpPeerPid((java.net.InetSocketAddress) client.getRemoteSocketAddress(),
+                        (java.net.InetSocketAddress) client.getLocalSocketAddress());
+                assertThat(mirror).isEqualTo(ProcessHandle.current().pid());
+            }
+        }
+    }
+
+    /** A connection that does not exist has no owner: refused, not guessed. */
+    @Test
+    void tcpPeer_noSuchConnection_refused() throws Exception {
+        java.net.InetSocketAddress nobody = new java.net.InetSocketAddress(java.net.InetAddress.ofLiteral("127.0.0.1"), 1);
+        IOException e = catchThrowableOfType(IOException.class, () -> PROVIDER.tcpPeerPid(nobody, nobody));
+        assertThat(e).hasMessageContaining("no connection in the TCP table");
+    }
+
+    @Test
+    void isOwnUser_selfYes_systemNo() throws Exception {
+        ProcessWatcher w = PROVIDER.processWatcher();
+        assertThat(w.isOwnUser(ProcessHandle.current().pid())).isTrue();
+        // pid 4 (System) cannot be opened with limited rights by a user, or runs as SYSTEM
+        try {
+            assertThat(w.isOwnUser(4)).isFalse();
+        } catch (spice.authority.os.ProcessWatchException unknown) {
+            // unknown is refused by the caller: also never "same user"
+        }
+    }
 }

@@ -88,6 +88,27 @@ public interface ProcessWatcher {
     OptionalLong realUid(long pid) throws ProcessWatchException;
 
     /**
+     * Whether the process {@code pid} runs as the user of this process: its real uid equals ours
+     * (POSIX), or its token's user SID equals ours (Windows, where a process has no uid and
+     * {@link #realUid} may refuse). False when there is no such process.
+     *
+     * <p>The default compares {@link #realUid} of {@code pid} with that of this process.
+     *
+     * <p>RACE: as {@link #realUid}, about whatever process holds the pid at the time of the call;
+     * bind it with {@link #startTime} before and {@link #liveness} after.
+     *
+     * @throws ProcessWatchException when either user cannot be read: unknown is never "same user"
+     */
+    default boolean isOwnUser(long pid) throws ProcessWatchException {
+        OptionalLong mine = realUid(ProcessHandle.current().pid());
+        if (mine.isEmpty()) {
+            throw new ProcessWatchException("cannot read the helper's own uid");
+        }
+        OptionalLong theirs = realUid(pid);
+        return theirs.isPresent() && theirs.getAsLong() == mine.getAsLong();
+    }
+
+    /**
      * The parent pid of a live process, or empty when there is no such process. Used to accept a
      * host that declares an ancestor of the connecting process (a shell running curl) as itself.
      *

@@ -36,7 +36,7 @@ public final class SecureDirectories {
                 : "providers found: " + candidates.stream().map(SecureDirectoryProvider::platform).toList();
         String why = supported.isEmpty() ? "no provider supports it" : "more than one provider supports it";
         return new Selection(null, "unsupported platform " + osName + "/" + osArch + ": " + why + " (" + found
-                + "); supported: Linux and macOS on x86_64 and aarch64");
+                + "); supported: Linux and macOS on x86_64 and aarch64; Windows on x86_64 and arm64 (never run there)");
     }
 
     record Selection(SecureDirectoryProvider provider, String refusal) {

@@ -68,4 +68,40 @@ public interface SecureDirectoryProvider {
     default PeerCredentials peerCredentials(int socketFd) throws java.io.IOException {
         throw new UnsupportedOperationException("no socket peer credentials from " + platform());
     }
+
+    /**
+     * Whether {@link #tcpPeerPid} identifies the process at the other end of a loopback TCP
+     * connection on this platform. Asked once at start-up: a helper serving TCP on a platform that
+     * answers true checks every TCP connection's owner, and refuses the ones it cannot prove.
+     */
+    default boolean identifiesTcpPeers() {
+        return false;
+    }
+
+    /**
+     * The pid of the process of this user that owns the client end of a loopback TCP connection
+     * to the helper (Windows: the owning pid of the client's row in {@code GetExtendedTcpTable},
+     * then the user SID of that process's token compared with the helper's).
+     *
+     * <p>The lookup is symmetric: it names the owner of the end {@code peer} of the connection
+     * whose other end is {@code local}. A client (the CLI) asks it with the helper's end as
+     * {@code peer} to prove the listener is this user's before it sends the bearer token.
+     *
+     * <p>The default refuses (no silent fallback): only a platform whose
+     * {@link #identifiesTcpPeers()} is true answers.
+     *
+     * <p>RACE: the pid names the owner when the table was read; bind it to a process with
+     * {@link ProcessWatcher#startTime} and {@link ProcessWatcher#liveness} before trusting it.
+     *
+     * @param peer the remote end of the accepted connection (the client's address and port)
+     * @param local the helper's end of that connection
+     * @return the pid of a process of this user
+     * @throws java.io.IOException when the owner is not proven a process of this user (no
+     *     matching connection or several, a system process, another user's process, a user that
+     *     cannot be read): the peer must be refused; the message says which
+     * @throws UnsupportedOperationException if this platform does not identify TCP peers
+     */
+    default long tcpPeerPid(java.net.InetSocketAddress peer, java.net.InetSocketAddress local) throws java.io.IOException {
+        throw new UnsupportedOperationException("no TCP peer identification on " + platform());
+    }
 }

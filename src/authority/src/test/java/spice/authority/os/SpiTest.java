@@ -133,6 +133,47 @@ class SpiTest {
     }
 
     @Test
+    void provider_defaults_refuseTcpPeersWithoutFallback() {
+        Fake p = new Fake("plain", true);
+        assertThat(p.identifiesTcpPeers()).isFalse();
+        java.net.InetSocketAddress a = new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 1);
+        assertThatThrownBy(() -> p.tcpPeerPid(a, a)).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("no TCP peer identification on plain");
+        assertThatThrownBy(() -> p.peerCredentials(3)).isInstanceOf(UnsupportedOperationException.class);
+    }
+
+    /** A watcher whose uids are a table; only {@code realUid} is real, the rest refuses. */
+    private static ProcessWatcher uids(java.util.Map<Long, Long> uidOf, boolean failFor7) {
+        return new ProcessWatcher() {
+            @Override public java.util.OptionalLong startTime(long pid) { throw new UnsupportedOperationException(); }
+            @Override public Liveness liveness(long pid, long startTime) { throw new UnsupportedOperationException(); }
+            @Override public java.util.OptionalLong parentPid(long pid) { throw new UnsupportedOperationException(); }
+            @Override public Watch watch(long pid, long startTime, Runnable onExit) { throw new UnsupportedOperationException(); }
+            @Override
+            public java.util.OptionalLong realUid(long pid) throws ProcessWatchException {
+                if (failFor7 && pid == 7) {
+                    throw new ProcessWatchException("unreadable");
+                }
+                Long u = uidOf.get(pid);
+                return u == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(u);
+            }
+        };
+    }
+
+    @Test
+    void isOwnUser_default_comparesRealUidWithOurs() throws Exception {
+        long me = ProcessHandle.current().pid();
+        ProcessWatcher w = uids(java.util.Map.of(me, 1000L, 5L, 1000L, 6L, 1001L), true);
+        assertThat(w.isOwnUser(5)).isTrue();
+        assertThat(w.isOwnUser(6)).as("another uid").isFalse();
+        assertThat(w.isOwnUser(8)).as("no such process").isFalse();
+        assertThatThrownBy(() -> w.isOwnUser(7)).isInstanceOf(ProcessWatchException.class);
+        ProcessWatcher noSelf = uids(java.util.Map.of(5L, 1000L), false);
+        assertThatThrownBy(() -> noSelf.isOwnUser(5)).isInstanceOf(ProcessWatchException.class)
+                .hasMessageContaining("own uid");
+    }
+
+    @Test
     void provider_withoutAnyImplementationOnClassPath_throwsUnsupportedPlatform() {
         // This module has no implementation on its test class path.
         assertThatThrownBy(SecureDirectories::provider).isInstanceOf(UnsupportedPlatformException.class);
@@ -181,5 +222,12 @@ class SpiTest {
         assertThatThrownBy(() -> failing.writeAtomically("x", new byte[0]))
                 .hasMessage("/p/x: IO (injected)");
         assertThat(new FileIdentity(-1, 5).toString()).isEqualTo("18446744073709551615:5");
+    }
+
+    @Test
+    void fileIdentity_128BitIds_keptWhole() {
+        assertThat(new FileIdentity(1, 2)).isEqualTo(new FileIdentity(1, 2, 0));
+        assertThat(new FileIdentity(1, 2, 3)).isNotEqualTo(new FileIdentity(1, 2)).isNotEqualTo(new FileIdentity(1, 2, 4));
+        assertThat(new FileIdentity(7, -1, -1).toString()).isEqualTo("7:0x" + "f".repeat(32));
     }
 }

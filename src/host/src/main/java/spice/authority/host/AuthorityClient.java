@@ -50,7 +50,7 @@ public final class AuthorityClient {
     private final RetryPolicy retry;
 
     private AuthorityClient(Builder b) {
-        this.http = new HttpTransport(b.endpoint, b.tokenReader, b.userAgent, b.connectTimeout, b.readTimeout);
+        this.http = new HttpTransport(b.endpoint, b.tokenReader, b.serverCheck, b.userAgent, b.connectTimeout, b.readTimeout);
         this.retry = b.retry;
     }
 
@@ -71,6 +71,7 @@ public final class AuthorityClient {
     public static final class Builder {
         private final HelperEndpoint endpoint;
         private TokenReader tokenReader = TokenReader.ownerOnly();
+        private TcpServerCheck serverCheck = TcpServerCheck.none();
         private RetryPolicy retry = RetryPolicy.DEFAULT;
         private Duration connectTimeout = DEFAULT_TIMEOUT;
         private Duration readTimeout = DEFAULT_TIMEOUT;
@@ -83,6 +84,15 @@ public final class AuthorityClient {
         /** How the bearer token file is read on TCP; default {@link TokenReader#ownerOnly()}. */
         public Builder tokenReader(TokenReader reader) {
             this.tokenReader = Objects.requireNonNull(reader, "reader");
+            return this;
+        }
+
+        /**
+         * On TCP, how the listener is proven to run as this user before the token is sent; default
+         * {@link TcpServerCheck#none()} (the token alone).
+         */
+        public Builder tcpServerCheck(TcpServerCheck check) {
+            this.serverCheck = Objects.requireNonNull(check, "check");
             return this;
         }
 

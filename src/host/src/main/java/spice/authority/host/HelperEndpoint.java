@@ -80,4 +80,30 @@ public sealed interface HelperEndpoint permits HelperEndpoint.Unix, HelperEndpoi
         }
         return uid < 0 ? null : "/tmp/spice-agent-" + uid;
     }
+
+    /**
+     * The helper's default loopback port on Windows, where it serves TCP with the bearer token
+     * instead of a Unix socket (on {@code 127.0.0.1}).
+     */
+    int WINDOWS_PORT = 47878;
+
+    /**
+     * The one rule for the endpoint directory on Windows, shared by {@code serve} and every client:
+     * {@code %LOCALAPPDATA%\spice-agent\endpoint} (apart from the authority directory
+     * {@code %LOCALAPPDATA%\spice-agent\authority}).
+     *
+     * @param localAppData the value of {@code LOCALAPPDATA}, or null
+     * @return the directory, or null when {@code LOCALAPPDATA} is not an absolute drive path
+     */
+    static String windowsDirectory(String localAppData) {
+        String base = localAppData;
+        while (base != null && base.length() > 3 && base.endsWith("\\")) {
+            base = base.substring(0, base.length() - 1);
+        }
+        if (base == null || base.length() < 3 || !Character.isLetter(base.charAt(0)) || base.charAt(0) > 'z'
+                || base.charAt(1) != ':' || base.charAt(2) != '\\' || base.indexOf('/') >= 0) {
+            return null;
+        }
+        return base + (base.endsWith("\\") ? "" : "\\") + "spice-agent\\endpoint";
+    }
 }

@@ -56,13 +56,20 @@ final class HttpTransport {
 
     private final HelperEndpoint endpoint;
     private final TokenReader tokenReader;
+    private final TcpServerCheck serverCheck;
     private final String userAgent;
     private final long connectTimeoutMillis;
     private final long readTimeoutMillis;
 
     HttpTransport(HelperEndpoint endpoint, TokenReader tokenReader, String userAgent, Duration connectTimeout, Duration readTimeout) {
+        this(endpoint, tokenReader, TcpServerCheck.none(), userAgent, connectTimeout, readTimeout);
+    }
+
+    HttpTransport(HelperEndpoint endpoint, TokenReader tokenReader, TcpServerCheck serverCheck, String userAgent,
+                  Duration connectTimeout, Duration readTimeout) {
         this.endpoint = endpoint;
         this.tokenReader = tokenReader;
+        this.serverCheck = java.util.Objects.requireNonNull(serverCheck, "serverCheck");
         this.userAgent = userAgent;
         this.connectTimeoutMillis = Math.max(1, connectTimeout.toMillis());
         this.readTimeoutMillis = Math.max(1, readTimeout.toMillis());
@@ -225,6 +232,13 @@ final class HttpTransport {
             }
             if (endpoint instanceof HelperEndpoint.Unix) {
                 requireOwnUser(ch.getOption(ExtendedSocketOptions.SO_PEERCRED));
+            } else if (ch.getRemoteAddress() instanceof java.net.InetSocketAddress server
+                    && ch.getLocalAddress() instanceof java.net.InetSocketAddress local) {
+                // SECURITY: before the token is written, where the platform can tell (Windows), the
+                // listener must be a process of this user: a loopback port can be held by anyone.
+                serverCheck.verify(server, local);
+            } else {
+                throw new IOException("cannot connect to " + endpoint.display() + ": the connection's addresses are unknown");
             }
         } catch (ConnectException e) {
             throw new HelperUnreachable("nothing is listening on " + endpoint.display() + " (connection refused)");

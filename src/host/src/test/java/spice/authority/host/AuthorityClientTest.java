@@ -311,4 +311,42 @@ class AuthorityClientTest {
             assertThat(h.requests()).isEmpty();
         }
     }
+
+    @Test
+    void tcpServerCheck_refusal_sendsNothing_theTokenStaysHere(@TempDir Path tmp) throws Exception {
+        Path tokenFile = tmp.resolve("token");
+        FakeHelper.writeToken(tokenFile, TOKEN);
+        try (FakeHelper h = FakeHelper.tcp(r -> FakeHelper.json(200, "[]"))) {
+            List<String> asked = new ArrayList<>();
+            AuthorityClient c = AuthorityClient.builder(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), h.port(), tokenFile))
+                    .retry(RetryPolicy.NONE).tcpServerCheck((server, local) -> {
+                        asked.add(server.getPort() + "<-" + local.getPort());
+                        throw new java.io.IOException("the listener runs as another user");
+                    }).build();
+            Throwable t = catchThrowable(c::runs);
+            assertThat(t).isInstanceOf(java.io.IOException.class).hasMessageContaining("the listener runs as another user")
+                    .hasMessageNotContaining(TOKEN);
+            assertThat(asked).singleElement().asString().startsWith(h.port() + "<-");
+            Thread.sleep(100); // let the fake helper read whatever came
+            assertThat(h.requests()).as("not a byte sent: no token to a listener of another user").isEmpty();
+        }
+    }
+
+    @Test
+    void tcpServerCheck_isGivenTheHelpersEndThenOurs_andPassing_sendsTheRequest(@TempDir Path tmp) throws Exception {
+        Path tokenFile = tmp.resolve("token");
+        FakeHelper.writeToken(tokenFile, TOKEN);
+        try (FakeHelper h = FakeHelper.tcp(r -> FakeHelper.json(200, "[]"))) {
+            List<java.net.InetSocketAddress[]> asked = new ArrayList<>();
+            AuthorityClient c = AuthorityClient.builder(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), h.port(), tokenFile))
+                    .retry(RetryPolicy.NONE).tcpServerCheck((server, local) -> asked.add(
+                            new java.net.InetSocketAddress[] {server, local})).build();
+            c.runs();
+            assertThat(asked).hasSize(1);
+            assertThat(asked.get(0)[0]).isEqualTo(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), h.port()));
+            assertThat(asked.get(0)[1].getAddress().isLoopbackAddress()).isTrue();
+            assertThat(asked.get(0)[1].getPort()).isNotEqualTo(h.port()).isPositive();
+            assertThat(h.requests()).singleElement().satisfies(r -> assertThat(r.header("Authorization")).isEqualTo("Bearer " + TOKEN));
+        }
+    }
 }

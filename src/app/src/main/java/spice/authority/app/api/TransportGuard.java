@@ -23,11 +23,13 @@ import spice.authority.os.SecureDirectories;
  * The first filter on every request (API and {@code /q/*}): refuses new work while draining, then
  * authenticates the transport. On a Unix socket the peer's uid (SO_PEERCRED on Linux,
  * LOCAL_PEERCRED on macOS) must equal the helper's; on TCP the request must carry the bearer
- * token. The peer pid is attached for sessions.
+ * token and, where the platform identifies a TCP peer's process (Windows: the owning pid from the
+ * TCP table, then its user SID), that process must be one of this user's. The peer pid is attached
+ * for sessions.
  */
 @ApplicationScoped
 public class TransportGuard {
-    /** Routing-context key of the caller's pid (Unix socket only). */
+    /** Routing-context key of the caller's pid (Unix socket; TCP where the platform identifies peers). */
     public static final String PEER_PID = "spice.peer.pid";
     private static final AttributeKey<Peer> CREDS = AttributeKey.valueOf("spice.peer.credentials");
 
@@ -100,6 +102,23 @@ public class TransportGuard {
             if (!MessageDigest.isEqual(want, got)) {
                 fail(rc, 401, "unauthorized", "missing or wrong bearer token (see the token file)", true);
                 return;
+            }
+            if (ctx.tcpPeersIdentified()) {
+                // SECURITY: where the platform can tell (Windows), the process at the other end must
+                // be one of this user's, token or not; unknown is refused (fail closed).
+                long pid = tcpPeerPid(rc.request().connection());
+                if (pid <= 0) {
+                    fail(rc, 401, "unauthorized", "the process at the other end of the connection is not proven to be "
+                            + "one of this user's (see the helper's log)", true);
+                    return;
+                }
+                if (!admitted(rc.request().connection(), (int) pid)) {
+                    fail(rc, 429, "busy", "process " + pid + " has " + quotas.connectionsOf(pid)
+                            + " open connections; the quota spice.authority.max-connections-per-process is "
+                            + quotas.maxConnectionsPerProcess(), true);
+                    return;
+                }
+                rc.put(PEER_PID, pid);
             }
         }
         if (!gate.enter()) {
@@ -217,6 +236,57 @@ public class TransportGuard {
         ch.attr(CREDS).set(p);
         return p;
     }
+
+    /** Attribute holding the proven owner of a TCP connection (its pid), read once per connection. */
+    private static final AttributeKey<Long> TCP_OWNER = AttributeKey.valueOf("spice.peer.tcp-owner");
+
+    /**
+     * The pid of the process of this user that owns the client end of this TCP connection, from the
+     * platform ({@link spice.authority.os.SecureDirectoryProvider#tcpPeerPid}); -1 when it is not
+     * proven (the reason is logged, without the token). Read once per connection: the owner of a
+     * connection is fixed when it is made.
+     *
+     * <p>RACE: the owner may exit and its pid be reused while the connection lives; sessions bind a
+     * pid to its start time and user, and the token is still checked on every request.
+     */
+    private static long tcpPeerPid(HttpConnection conn) {
+        if (!(conn instanceof ConnectionBase cb)) {
+            return -1;
+        }
+        Channel ch = cb.channel();
+        Long cached = ch.attr(TCP_OWNER).get();
+        if (cached != null) {
+            return cached;
+        }
+        long pid = provenOwner(SecureDirectories.provider(), ch.remoteAddress(), ch.localAddress());
+        ch.attr(TCP_OWNER).set(pid);
+        return pid;
+    }
+
+    /**
+     * The platform's answer for one TCP connection, fail closed: a pid of this user's process, or -1
+     * when the addresses are not IP addresses, the platform refuses or cannot answer, or answers a
+     * pid outside 1..2^31-1. The reason for a refusal is logged (it names addresses and pids only).
+     */
+    static long provenOwner(spice.authority.os.SecureDirectoryProvider platform, java.net.SocketAddress remote,
+                            java.net.SocketAddress local) {
+        if (!(remote instanceof java.net.InetSocketAddress peer) || !(local instanceof java.net.InetSocketAddress ours)) {
+            LOG.warnf("refused a TCP connection: its addresses are not IP addresses");
+            return -1;
+        }
+        try {
+            long p = platform.tcpPeerPid(peer, ours);
+            if (p > 0 && p <= Integer.MAX_VALUE) {
+                return p;
+            }
+            LOG.warnf("refused a TCP connection: the platform named pid %d", p);
+        } catch (java.io.IOException | RuntimeException e) {
+            LOG.warnf("refused a TCP connection: %s", spice.authority.app.text.LogText.of(String.valueOf(e.getMessage())));
+        }
+        return -1;
+    }
+
+    private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(TransportGuard.class);
 
     /**
      * Answers a refusal of the transport layer as a problem, through the one problem path

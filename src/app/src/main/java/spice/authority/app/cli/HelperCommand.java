@@ -35,24 +35,26 @@ abstract class HelperCommand implements Callable<Integer> {
 
     @Option(names = "--socket", paramLabel = "PATH",
             description = "The helper's Unix socket. Default: $XDG_RUNTIME_DIR/spice-agent/authority.sock, "
-                    + "else /tmp/spice-agent-<uid>/authority.sock (as 'serve').")
+                    + "else /tmp/spice-agent-<uid>/authority.sock (as 'serve'). Not on Windows.")
     String socket;
 
     @Option(names = "--listen", paramLabel = "HOST:PORT",
-            description = "Talk to a helper serving loopback TCP ('serve --listen') instead, with its bearer token.")
+            description = "Talk to a helper serving loopback TCP ('serve --listen') instead, with its bearer token. "
+                    + "Default on Windows: 127.0.0.1:47878.")
     String listen;
 
     @Option(names = "--token-file", paramLabel = "FILE",
             description = "With --listen: the helper's bearer token file. Default: $XDG_RUNTIME_DIR/spice-agent/token, "
-                    + "else /tmp/spice-agent-<uid>/token (as 'serve').")
+                    + "else /tmp/spice-agent-<uid>/token (as 'serve'); on Windows %%LOCALAPPDATA%%\\spice-agent\\endpoint\\token.")
     String tokenFile;
 
     @Option(names = "--json", description = "Print the helper's JSON answer as it is (indented).")
     boolean json;
 
-    /** Environment and uid lookups, replaceable in tests. */
+    /** Environment, uid and OS lookups, replaceable in tests. */
     Map<String, String> env = System.getenv();
     LongSupplier uid = HelperCommand::ownUid;
+    String osName = System.getProperty("os.name");
 
     /** One-line refusal; the message is already safe to print. */
     static final class Refused extends Exception {
@@ -95,7 +97,12 @@ abstract class HelperCommand implements Callable<Integer> {
         }
         try {
             // The CLI speaks for the user once: no retries, so a refusal is shown as the helper gave it.
+            // SECURITY: on TCP, where the platform can tell (Windows), the listener must be a process
+            // of this user before the token is sent; the platform is asked only for a TCP endpoint.
             AuthorityClient client = AuthorityClient.builder(endpoint).tokenReader(new CliTokenReader())
+                    .tcpServerCheck(endpoint instanceof HelperEndpoint.Tcp
+                            ? CliTcpServerCheck.of(spice.authority.os.SecureDirectories.provider())
+                            : spice.authority.host.TcpServerCheck.none())
                     .retry(RetryPolicy.NONE).userAgent("spice-authority-cli").build();
             return run(client);
         } catch (Usage u) {
@@ -134,25 +141,46 @@ abstract class HelperCommand implements Callable<Integer> {
         return b.toString();
     }
 
+    /**
+     * The endpoint these options name. Linux and macOS: the Unix socket by default. Windows: the
+     * helper serves only loopback TCP, by default {@link EndpointDefaults#WINDOWS_LISTEN} with the
+     * token in {@code %LOCALAPPDATA%\spice-agent\endpoint}, as {@code serve} does.
+     */
     HelperEndpoint endpoint() throws Usage, Refused {
+        boolean windows = !EndpointDefaults.unixSocketByDefault(osName);
         if (socket != null && listen != null) {
             throw new Usage("--socket and --listen exclude each other");
         }
-        if (tokenFile != null && listen == null) {
+        if (tokenFile != null && listen == null && !windows) {
             throw new Usage("--token-file goes with --listen");
         }
         if (socket != null) {
+            if (windows) {
+                throw new Usage("--socket: the helper serves no Unix socket on Windows; it listens on loopback TCP "
+                        + "(--listen HOST:PORT, default " + EndpointDefaults.WINDOWS_LISTEN + ")");
+            }
             if (socket.isEmpty()) {
                 throw new Usage("--socket needs a path");
             }
             return new HelperEndpoint.Unix(Path.of(socket));
         }
-        if (listen != null) {
-            LoopbackEndpoint hp = loopback(listen);
-            Path token = tokenFile != null ? Path.of(tokenFile) : Path.of(defaultEndpointDir(), EndpointDefaults.TOKEN_NAME);
+        if (listen != null || windows) {
+            LoopbackEndpoint hp = loopback(listen != null ? listen : EndpointDefaults.WINDOWS_LISTEN);
+            Path token = tokenFile != null ? Path.of(tokenFile)
+                    : Path.of(windows ? windowsEndpointDir() : defaultEndpointDir(), EndpointDefaults.TOKEN_NAME);
             return new HelperEndpoint.Tcp(hp.address(), hp.port(), token);
         }
         return new HelperEndpoint.Unix(Path.of(defaultEndpointDir(), EndpointDefaults.SOCKET_NAME));
+    }
+
+    /** The rule of 'serve' on Windows: %LOCALAPPDATA%\spice-agent\endpoint. */
+    String windowsEndpointDir() throws Refused {
+        String dir = EndpointDefaults.windowsDirectory(env.get("LOCALAPPDATA"));
+        if (dir == null) {
+            throw new Refused("LOCALAPPDATA is not an absolute drive path, so the default token file is unknown; "
+                    + "pass --token-file FILE");
+        }
+        return dir;
     }
 
     /** The rule of 'serve': $XDG_RUNTIME_DIR/spice-agent when set (absolute), else /tmp/spice-agent-UID. */

@@ -82,12 +82,13 @@ public final class ServeCommand implements Callable<Integer> {
     String socket;
 
     @Option(names = "--listen", paramLabel = "HOST:PORT",
-            description = "Serve on loopback TCP instead (127.0.0.1 or [::1] only); requires a bearer token.")
+            description = "Serve on loopback TCP instead (127.0.0.1 or [::1] only); requires a bearer token. "
+                    + "Windows serves only TCP, by default on 127.0.0.1:47878.")
     String listen;
 
     @Option(names = "--token-file", paramLabel = "FILE",
             description = "With --listen: where to write the random bearer token (mode 0600; its directory 0700). "
-                    + "Default: the endpoint directory's 'token'.")
+                    + "Default: the endpoint directory's 'token' (Windows: %%LOCALAPPDATA%%\\spice-agent\\endpoint\\token).")
     String tokenFile;
 
     @Override
@@ -146,7 +147,7 @@ public final class ServeCommand implements Callable<Integer> {
             err.println("spice-authority: --socket and --listen exclude each other");
             return ExitCodes.USAGE;
         }
-        if (tokenFile != null && listen == null) {
+        if (tokenFile != null && listen == null && EndpointDefaults.unixSocketByDefault(System.getProperty("os.name"))) {
             err.println("spice-authority: --token-file goes with --listen");
             return ExitCodes.USAGE;
         }
@@ -193,13 +194,11 @@ public final class ServeCommand implements Callable<Integer> {
             throw new Refusal(e.getMessage());
         }
         ProcessWatcher processes = provider.processWatcher();
-        long euid;
-        try {
-            euid = processes.realUid(ProcessHandle.current().pid()).orElseThrow(
-                    () -> new Refusal("cannot determine the helper's own user id"));
-        } catch (spice.authority.os.ProcessWatchException e) {
-            throw new Refusal("cannot determine the helper's own user id: " + e.getMessage());
-        }
+        String osName = System.getProperty("os.name");
+        // Windows: a process has a user SID, not a uid; sessions compare SIDs (isOwnUser) and no
+        // Unix socket is served, so the helper's uid is neither needed nor read there.
+        long euid = EndpointDefaults.unixSocketByDefault(osName) ? ownUid(processes) : -1;
+        Listener where = listener(osName, System::getenv, euid, socket, listen, tokenFile);
         String dirPath = authorityDir != null ? authorityDir : provider.defaultDirectory();
         if (dirPath == null) {
             throw new Refusal("no default authority directory (no home directory); pass --authority-dir");
@@ -218,14 +217,16 @@ public final class ServeCommand implements Callable<Integer> {
             ServeContext.Endpoint endpoint;
             byte[] token = null;
             String tokenName = null;
-            if (listen != null) {
-                LoopbackEndpoint hp = loopback(listen);
-                String tf = tokenFile != null ? tokenFile : defaultEndpointDir(euid) + "/" + EndpointDefaults.TOKEN_NAME;
-                Path tokenPath = Path.of(tf);
+            if (where.listen() != null) {
+                LoopbackEndpoint hp = loopback(where.listen());
+                String tf = where.tokenFile();
+                // SECURITY: the token's directory is opened by the platform provider, exactly as the
+                // authority directory is: 0700 and owned by the user on POSIX, the same owner and
+                // DACL rules on Windows; a refused directory refuses the start.
                 endpointDir = open(provider, parentOf(tf));
                 requireApart(dir, endpointDir, tf);
                 endpointLock = lock(endpointDir, ENDPOINT_LOCK, "another helper uses the endpoint directory " + endpointDir.path());
-                tokenName = tokenPath.getFileName().toString();
+                tokenName = tf.substring(lastSeparator(tf) + 1);
                 try {
                     spice.authority.os.FileNames.requireValid(endpointDir.path(), tokenName);
                 } catch (DirectoryRefusedException e) {
@@ -233,7 +234,7 @@ public final class ServeCommand implements Callable<Integer> {
                 }
                 endpoint = new ServeContext.Endpoint.Tcp(hp.host(), hp.port(), tf);
             } else {
-                String sock = socket != null ? socket : defaultEndpointDir(euid) + "/" + EndpointDefaults.SOCKET_NAME;
+                String sock = where.socket();
                 if (!sock.startsWith("/")) {
                     throw new Refusal(sock + ": NAME (the socket path must be absolute)");
                 }
@@ -255,7 +256,17 @@ public final class ServeCommand implements Callable<Integer> {
             if (tokenName != null) {
                 token = writeToken(endpointDir, tokenName, ((ServeContext.Endpoint.Tcp) endpoint).tokenFile());
             }
-            ServeContext ctx = new ServeContext(authority, instance, endpointDir, endpointLock, endpoint, token, processes, euid);
+            // SECURITY: chosen once here and logged: where the platform identifies the process at the
+            // other end of a TCP connection (Windows), every TCP connection must be proven to be one
+            // of this user's processes, in addition to the token. Elsewhere TCP relies on the token.
+            boolean tcpPeers = endpoint instanceof ServeContext.Endpoint.Tcp && provider.identifiesTcpPeers();
+            if (endpoint instanceof ServeContext.Endpoint.Tcp) {
+                System.getLogger(ServeCommand.class.getName()).log(System.Logger.Level.INFO,
+                        tcpPeers ? "TCP peers: bearer token and the connection's owning process (same user)"
+                                : "TCP peers: bearer token only (the platform does not identify a TCP peer's process)");
+            }
+            ServeContext ctx = new ServeContext(authority, instance, endpointDir, endpointLock, endpoint, token, processes,
+                    euid, tcpPeers);
             ok = true;
             return ctx;
         } catch (AuthorityException e) {
@@ -321,7 +332,7 @@ public final class ServeCommand implements Callable<Integer> {
         if (endpointDir.identity().equals(authorityDir.identity())) {
             throw new Refusal(endpointDir.path() + ": IDENTITY (the endpoint directory must be apart from the authority directory)");
         }
-        String name = file.substring(file.lastIndexOf('/') + 1);
+        String name = file.substring(lastSeparator(file) + 1);
         if (name.startsWith("identity.") || name.startsWith("run-") || name.endsWith(".lock") || name.startsWith(".")) {
             throw new Refusal(file + ": NAME (reserved for authority files; choose another name)");
         }
@@ -366,17 +377,83 @@ public final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    private static String parentOf(String path) throws Refusal {
-        int slash = path.lastIndexOf('/');
-        if (!path.startsWith("/") || slash <= 0 || slash == path.length() - 1) {
+    /**
+     * The directory part of an absolute file path: up to its last separator ({@code /}, and on
+     * Windows also a backslash).
+     */
+    static String parentOf(String path) throws Refusal {
+        int slash = lastSeparator(path);
+        boolean absolute;
+        try {
+            absolute = Path.of(path).isAbsolute();
+        } catch (java.nio.file.InvalidPathException e) {
+            absolute = false;
+        }
+        if (!absolute || slash <= 0 || slash == path.length() - 1) {
             throw new Refusal(path + ": NAME (must be an absolute file path inside a directory)");
         }
         return path.substring(0, slash);
     }
 
+    /** The index of the last path separator, -1 when there is none. */
+    static int lastSeparator(String path) {
+        return Math.max(path.lastIndexOf('/'), path.lastIndexOf(java.io.File.separatorChar));
+    }
+
+    /** The helper's own uid (POSIX), read once at start. */
+    private static long ownUid(ProcessWatcher processes) throws Refusal {
+        try {
+            return processes.realUid(ProcessHandle.current().pid()).orElseThrow(
+                    () -> new Refusal("cannot determine the helper's own user id"));
+        } catch (spice.authority.os.ProcessWatchException e) {
+            throw new Refusal("cannot determine the helper's own user id: " + e.getMessage());
+        }
+    }
+
+    /** Where {@code serve} listens: a Unix socket, or loopback TCP with the token file. */
+    record Listener(String socket, String listen, String tokenFile) {}
+
+    /**
+     * Where {@code serve} listens, from its options and the OS, before anything is opened. Linux
+     * and macOS: the given socket or listener, else the default socket; the defaults live in
+     * {@code $XDG_RUNTIME_DIR/spice-agent} or {@code /tmp/spice-agent-<uid>}. Windows: loopback TCP
+     * only (no Unix socket is served), by default on {@link EndpointDefaults#WINDOWS_LISTEN} with
+     * the token in {@code %LOCALAPPDATA%\spice-agent\endpoint}.
+     *
+     * @param uid the helper's uid; read only for a POSIX default
+     */
+    static Listener listener(String osName, java.util.function.UnaryOperator<String> env, long uid, String socket,
+                             String listen, String tokenFile) throws Refusal {
+        if (!EndpointDefaults.unixSocketByDefault(osName)) {
+            if (socket != null) {
+                throw new Refusal("--socket " + socket + ": the helper serves no Unix socket on Windows; it listens on "
+                        + "loopback TCP with a bearer token (--listen HOST:PORT, default " + EndpointDefaults.WINDOWS_LISTEN + ")");
+            }
+            String tf = tokenFile;
+            if (tf == null) {
+                String dir = EndpointDefaults.windowsDirectory(env.apply("LOCALAPPDATA"));
+                if (dir == null) {
+                    throw new Refusal("no default token file: LOCALAPPDATA is not an absolute drive path; pass --token-file");
+                }
+                tf = dir + "\\" + EndpointDefaults.TOKEN_NAME;
+            }
+            return new Listener(null, listen != null ? listen : EndpointDefaults.WINDOWS_LISTEN, tf);
+        }
+        if (listen != null) {
+            return new Listener(null, listen, tokenFile != null ? tokenFile
+                    : defaultEndpointDir(env, uid) + "/" + EndpointDefaults.TOKEN_NAME);
+        }
+        return new Listener(socket != null ? socket : defaultEndpointDir(env, uid) + "/" + EndpointDefaults.SOCKET_NAME,
+                null, null);
+    }
+
     /** The shared default (see {@link EndpointDefaults}); our uid is known here. */
-    static String defaultEndpointDir(long uid) {
-        return EndpointDefaults.directory(System.getenv("XDG_RUNTIME_DIR"), uid);
+    private static String defaultEndpointDir(java.util.function.UnaryOperator<String> env, long uid) throws Refusal {
+        String dir = EndpointDefaults.directory(env.apply("XDG_RUNTIME_DIR"), uid);
+        if (dir == null) {
+            throw new Refusal("no default endpoint directory (unknown user id); pass --socket or --listen with --token-file");
+        }
+        return dir;
     }
 
     /** {@code --listen}, as a refusal when it is not a loopback literal with a port (0: any free one). */

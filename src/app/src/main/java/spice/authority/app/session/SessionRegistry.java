@@ -94,8 +94,7 @@ public class SessionRegistry {
         }
         // SECURITY: the declared host must be a process of this user (never init or a root
         // launcher), or its session would outlive every real host.
-        OptionalLong uid = pw.realUid(declaredPid);
-        if (declaredPid <= 1 || uid.isEmpty() || uid.getAsLong() != serve.effectiveUid()) {
+        if (declaredPid <= 1 || !ownUser(pw, declaredPid)) {
             throw new SessionException.NotHost("process " + declaredPid + " cannot host a session: not a process of this user below init");
         }
         return openChecked(pw, declaredPid, true);
@@ -128,6 +127,21 @@ public class SessionRegistry {
         return false;
     }
 
+    /**
+     * Whether {@code pid} runs as the helper's user. POSIX: its real uid equals the helper's uid
+     * read once at start ({@link ServeContext#effectiveUid()}), exactly one read per check as
+     * before Windows was wired in. Windows (no uid, {@code effectiveUid} -1): the platform compares
+     * token user SIDs ({@link ProcessWatcher#isOwnUser}). Unknown throws; never "same user".
+     */
+    private boolean ownUser(ProcessWatcher pw, long pid) throws ProcessWatchException {
+        long euid = serve.effectiveUid();
+        if (euid >= 0) {
+            OptionalLong uid = pw.realUid(pid);
+            return uid.isPresent() && uid.getAsLong() == euid;
+        }
+        return pw.isOwnUser(pid);
+    }
+
     private Session openChecked(ProcessWatcher pw, long pid, boolean fromPeerCredentials) throws ProcessWatchException {
         // Per process first: one host alone can never fill the helper-wide cap.
         long ofThisProcess = sessions.values().stream().filter(o -> o.pid() == pid).count();
@@ -148,12 +162,12 @@ public class SessionRegistry {
         // pattern: start time, uid, then still alive with that start time). Peer credentials are
         // read at connect time, so even a socket caller's pid is re-checked here: a host that died
         // and whose pid was reused must not leave a session bound to another user's process.
-        OptionalLong uid = pw.realUid(pid);
+        boolean ours = ownUser(pw, pid);
         ProcessWatcher.Liveness after = pw.liveness(pid, start.getAsLong());
         if (after == ProcessWatcher.Liveness.UNKNOWN) {
             throw new ProcessWatchException("its start time cannot be read again");
         }
-        if (uid.isEmpty() || uid.getAsLong() != serve.effectiveUid() || after != ProcessWatcher.Liveness.ALIVE) {
+        if (!ours || after != ProcessWatcher.Liveness.ALIVE) {
             throw new SessionException.NotHost("process " + pid + " is not a live process of this user");
         }
         Session s = new Session(newId(), pid, start.getAsLong(), fromPeerCredentials);

@@ -165,6 +165,37 @@ class StatusCommandTest {
     }
 
     @Test
+    void defaultEndpoint_onWindows_isLoopbackTcpWithTokenUnderLocalAppData() throws Exception {
+        StatusCommand c = new StatusCommand();
+        c.osName = "Windows 11";
+        c.env = Map.of("LOCALAPPDATA", "C:\\Users\\me\\AppData\\Local", "XDG_RUNTIME_DIR", "/run/user/1000");
+        c.uid = () -> {
+            throw new AssertionError("no uid on Windows");
+        };
+        spice.authority.host.HelperEndpoint.Tcp t = (spice.authority.host.HelperEndpoint.Tcp) c.endpoint();
+        assertThat(t.display()).isEqualTo("http://127.0.0.1:47878");
+        assertThat(t.tokenFile()).isEqualTo(Path.of("C:\\Users\\me\\AppData\\Local\\spice-agent\\endpoint", "token"));
+        c.listen = "[::1]:9000";
+        assertThat(c.endpoint().display()).isEqualTo("http://[0:0:0:0:0:0:0:1]:9000");
+        c.listen = null;
+        c.tokenFile = "C:\\t\\token"; // the default is TCP, so --token-file alone is not a usage error
+        assertThat(((spice.authority.host.HelperEndpoint.Tcp) c.endpoint()).tokenFile()).isEqualTo(Path.of("C:\\t\\token"));
+        c.tokenFile = null;
+        c.env = Map.of("LOCALAPPDATA", "relative");
+        assertThatRefused(c, "LOCALAPPDATA is not an absolute drive path");
+        c.env = Map.of();
+        assertThatRefused(c, "pass --token-file");
+        c.socket = "C:\\x.sock";
+        org.assertj.core.api.Assertions.assertThatThrownBy(c::endpoint).isInstanceOf(HelperCommand.Usage.class)
+                .hasMessageContaining("no Unix socket on Windows");
+    }
+
+    private static void assertThatRefused(HelperCommand c, String why) {
+        org.assertj.core.api.Assertions.assertThatThrownBy(c::endpoint).isInstanceOf(HelperCommand.Refused.class)
+                .hasMessageContaining(why);
+    }
+
+    @Test
     void help_hasAWorkingExample() {
         CliRun r = CliRun.of("status", "--help");
         assertThat(r.exitCode()).isZero();

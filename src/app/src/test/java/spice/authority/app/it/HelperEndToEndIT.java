@@ -167,6 +167,25 @@ class HelperEndToEndIT {
         assertThat(Files.exists(root.resolve("endpoint2/authority.sock"))).isFalse();
     }
 
+    /**
+     * The token's directory is opened by the platform provider with the authority directory's rules
+     * (here 0700 and ours; on Windows the same DACL rules): a widened one refuses the start, and no
+     * token and no identity.key are written.
+     */
+    @Test
+    void tokenDirectoryFailingTheDirectoryRules_refusesTheStart() throws Exception {
+        Path other = root.resolve("other-authority");
+        Path wide = Files.createDirectory(root.resolve("wide"));
+        Files.setPosixFilePermissions(wide, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Process p = new ProcessBuilder(HelperProcess.command("serve", "--authority-dir", other.toString(), "--listen",
+                "127.0.0.1:0", "--token-file", wide.resolve("token").toString())).redirectErrorStream(true).start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as(output).isEqualTo(1);
+        assertThat(output).contains("refused to start: " + wide + ": MODE");
+        assertThat(Files.exists(wide.resolve("token"))).as("no token written").isFalse();
+        assertThat(Files.exists(other.resolve("identity.key"))).as("no identity.key after a refused start").isFalse();
+    }
+
     @Test
     void endpointInsideTheAuthorityDirectory_orOnAnAuthorityName_isRefused() throws Exception {
         Path other = root.resolve("other-authority");

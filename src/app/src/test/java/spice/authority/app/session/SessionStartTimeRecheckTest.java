@@ -181,6 +181,34 @@ class SessionStartTimeRecheckTest {
     }
 
     @Test
+    void open_onPosix_comparesWithTheUidReadAtStart_neverReadsTheHelpersOwnUidAgain() {
+        // POSIX sessions compare the host's real uid with ServeContext.effectiveUid (read once at
+        // start), one /proc read per check, as before the Windows wiring.
+        watcher.selfUidUnreadable = true;
+        assertThat(registry.open(host.pid(), true).isClosed()).isFalse();
+        assertThat(registry.openForAncestor(host.pid(), host.pid()).isClosed()).isFalse();
+        assertThat(registry.all()).hasSize(2);
+    }
+
+    @Test
+    void open_onPosix_hostOfAnotherUidThanTheHelpersStartUid_refused() throws ProcessWatchException {
+        long euid = platform.realUid(ProcessHandle.current().pid()).orElseThrow();
+        registry.serve = new ServeContext(null, null, null, null, null, null, watcher, euid + 1);
+        assertThatThrownBy(() -> registry.open(host.pid(), true)).isInstanceOf(SessionException.NotHost.class);
+        assertThatThrownBy(() -> registry.openForAncestor(host.pid(), host.pid())).isInstanceOf(SessionException.NotHost.class);
+        assertThat(registry.all()).isEmpty();
+    }
+
+    @Test
+    void open_withoutAUid_asWindows_asksThePlatformsIsOwnUser() {
+        registry.serve = new ServeContext(null, null, null, null, null, null, watcher, -1);
+        assertThat(registry.open(host.pid(), true).isClosed()).isFalse();
+        watcher.selfUidUnreadable = true; // the platform's own-user answer is unknown: refused
+        assertThatThrownBy(() -> registry.open(host.pid(), true)).isInstanceOf(SessionException.Unavailable.class);
+        assertThat(registry.all()).hasSize(1);
+    }
+
+    @Test
     void open_startTimeUnknown_refusedAsUnavailable_nothingRegistered() {
         watcher.unknown = true;
         assertThatThrownBy(() -> registry.open(host.pid(), true))
@@ -245,6 +273,8 @@ class SessionStartTimeRecheckTest {
         volatile boolean silenceWatches;
         /** Every check fails, as when the helper has no descriptor left. */
         volatile boolean unknown;
+        /** The helper's own uid cannot be read (it was read once at start, before). */
+        volatile boolean selfUidUnreadable;
         final AtomicInteger watchesClosed = new AtomicInteger();
 
         ShiftingWatcher(ProcessWatcher real) {
@@ -272,6 +302,9 @@ class SessionStartTimeRecheckTest {
         @Override
         public OptionalLong realUid(long pid) throws ProcessWatchException {
             failIfUnknown();
+            if (selfUidUnreadable && pid == ProcessHandle.current().pid()) {
+                throw new ProcessWatchException("the helper's own uid read again (simulated failure)");
+            }
             return real.realUid(pid);
         }
 
