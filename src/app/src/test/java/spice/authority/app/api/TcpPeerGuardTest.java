@@ -5,9 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.List;
 import org.junit.jupiter.api.Test;
+import spice.authority.app.testing.ScriptedTcpPlatform;
 import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectory;
 import spice.authority.os.SecureDirectoryProvider;
@@ -21,44 +20,16 @@ class TcpPeerGuardTest {
     private static final InetSocketAddress PEER = new InetSocketAddress(InetAddress.getLoopbackAddress(), 50123);
     private static final InetSocketAddress LOCAL = new InetSocketAddress(InetAddress.getLoopbackAddress(), 47878);
 
-    /** A platform whose TCP peer answer is scripted. */
-    private static final class Platform implements SecureDirectoryProvider {
-        final List<String> asked = new ArrayList<>();
-        final Object answer; // a Long pid, or an exception to throw
-
-        Platform(Object answer) {
-            this.answer = answer;
-        }
-
-        @Override public String platform() { return "scripted"; }
-        @Override public boolean isSupported() { return true; }
-        @Override public SecureDirectory open(String path, OpenMode mode) { throw new UnsupportedOperationException(); }
-        @Override public String defaultDirectory() { return null; }
-        @Override public boolean identifiesTcpPeers() { return true; }
-
-        @Override
-        public long tcpPeerPid(InetSocketAddress peer, InetSocketAddress local) throws IOException {
-            asked.add(peer.getPort() + "->" + local.getPort());
-            if (answer instanceof IOException e) {
-                throw e;
-            }
-            if (answer instanceof RuntimeException e) {
-                throw e;
-            }
-            return (Long) answer;
-        }
-    }
-
     @Test
     void provenPid_isLetIn() {
-        Platform p = new Platform(4321L);
+        ScriptedTcpPlatform p = ScriptedTcpPlatform.answering(4321L);
         assertThat(TransportGuard.provenOwner(p, PEER, LOCAL)).isEqualTo(4321);
         assertThat(p.asked).containsExactly("50123->47878");
     }
 
     @Test
     void platformRefusal_isRefused() {
-        assertThat(TransportGuard.provenOwner(new Platform(new IOException("TCP peer 127.0.0.1:50123 refused: another user")),
+        assertThat(TransportGuard.provenOwner(ScriptedTcpPlatform.answering(new IOException("TCP peer 127.0.0.1:50123 refused: another user")),
                 PEER, LOCAL)).isEqualTo(-1);
     }
 
@@ -72,19 +43,19 @@ class TcpPeerGuardTest {
             @Override public String defaultDirectory() { return null; }
         };
         assertThat(TransportGuard.provenOwner(plain, PEER, LOCAL)).isEqualTo(-1);
-        assertThat(TransportGuard.provenOwner(new Platform(new IllegalStateException("broken")), PEER, LOCAL)).isEqualTo(-1);
+        assertThat(TransportGuard.provenOwner(ScriptedTcpPlatform.answering(new IllegalStateException("broken")), PEER, LOCAL)).isEqualTo(-1);
     }
 
     @Test
     void oddPids_areRefused() {
         for (long pid : new long[] {0, -1, 1L << 31, Long.MAX_VALUE}) {
-            assertThat(TransportGuard.provenOwner(new Platform(pid), PEER, LOCAL)).as("pid %d", pid).isEqualTo(-1);
+            assertThat(TransportGuard.provenOwner(ScriptedTcpPlatform.answering(pid), PEER, LOCAL)).as("pid %d", pid).isEqualTo(-1);
         }
     }
 
     @Test
     void nonIpAddresses_areRefusedWithoutAsking() {
-        Platform p = new Platform(4321L);
+        ScriptedTcpPlatform p = ScriptedTcpPlatform.answering(4321L);
         assertThat(TransportGuard.provenOwner(p, java.net.UnixDomainSocketAddress.of("/x"), LOCAL)).isEqualTo(-1);
         assertThat(TransportGuard.provenOwner(p, PEER, null)).isEqualTo(-1);
         assertThat(p.asked).isEmpty();

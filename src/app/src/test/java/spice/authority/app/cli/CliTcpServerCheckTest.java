@@ -6,13 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.List;
 import org.junit.jupiter.api.Test;
+import spice.authority.app.testing.ScriptedTcpPlatform;
 import spice.authority.host.TcpServerCheck;
-import spice.authority.os.OpenMode;
-import spice.authority.os.SecureDirectory;
-import spice.authority.os.SecureDirectoryProvider;
 
 /**
  * The CLI proves a TCP listener is this user's before it sends the token, where the platform can
@@ -23,39 +19,9 @@ class CliTcpServerCheckTest {
     private static final InetSocketAddress HELPER = new InetSocketAddress(InetAddress.getLoopbackAddress(), 47878);
     private static final InetSocketAddress US = new InetSocketAddress(InetAddress.getLoopbackAddress(), 50123);
 
-    /** A platform whose TCP peer answer is scripted. */
-    private static final class Platform implements SecureDirectoryProvider {
-        final List<String> asked = new ArrayList<>();
-        final boolean identifies;
-        final Object answer; // a Long pid, or an exception to throw
-
-        Platform(boolean identifies, Object answer) {
-            this.identifies = identifies;
-            this.answer = answer;
-        }
-
-        @Override public String platform() { return "scripted"; }
-        @Override public boolean isSupported() { return true; }
-        @Override public SecureDirectory open(String path, OpenMode mode) { throw new UnsupportedOperationException(); }
-        @Override public String defaultDirectory() { return null; }
-        @Override public boolean identifiesTcpPeers() { return identifies; }
-
-        @Override
-        public long tcpPeerPid(InetSocketAddress peer, InetSocketAddress local) throws IOException {
-            asked.add(peer.getPort() + "/" + local.getPort());
-            if (answer instanceof IOException e) {
-                throw e;
-            }
-            if (answer instanceof RuntimeException e) {
-                throw e;
-            }
-            return (Long) answer;
-        }
-    }
-
     @Test
     void platformThatCannotTell_asksNothing() throws Exception {
-        Platform p = new Platform(false, new IllegalStateException("must not be asked"));
+        ScriptedTcpPlatform p = new ScriptedTcpPlatform(false, new IllegalStateException("must not be asked"));
         TcpServerCheck c = CliTcpServerCheck.of(p);
         c.verify(HELPER, US);
         assertThat(p.asked).isEmpty();
@@ -63,16 +29,16 @@ class CliTcpServerCheckTest {
 
     @Test
     void listenerOfThisUser_passes_askedForTheHelpersEnd() throws Exception {
-        Platform p = new Platform(true, 4242L);
+        ScriptedTcpPlatform p = new ScriptedTcpPlatform(true, 4242L);
         CliTcpServerCheck.of(p).verify(HELPER, US);
-        assertThat(p.asked).containsExactly("47878/50123");
+        assertThat(p.asked).containsExactly("47878->50123");
     }
 
     @Test
     void listenerNotProven_refused() {
         for (Object answer : new Object[] {new IOException("TCP peer 127.0.0.1:47878 refused: process 9 runs as another user"),
                 new IllegalStateException("broken"), new UnsupportedOperationException("no"), 0L, -1L}) {
-            assertThatThrownBy(() -> CliTcpServerCheck.of(new Platform(true, answer)).verify(HELPER, US)).as(String.valueOf(answer))
+            assertThatThrownBy(() -> CliTcpServerCheck.of(new ScriptedTcpPlatform(true, answer)).verify(HELPER, US)).as(String.valueOf(answer))
                     .isInstanceOf(IOException.class)
                     .hasMessageContaining("the process listening on 127.0.0.1:47878 is not proven to be one of this user's")
                     .hasMessageContaining("the token was not sent");
