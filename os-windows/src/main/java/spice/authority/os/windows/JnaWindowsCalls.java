@@ -121,17 +121,22 @@ final class JnaWindowsCalls implements WindowsCalls {
 
     @Override
     public int getExtendedTcpTable(int family, byte[] buf) throws WindowsException {
-        Memory m = new Memory(buf.length);
-        IntByReference size = new IntByReference(buf.length);
-        int r = Doors.IPHLPAPI.GetExtendedTcpTable(m, size, false, family, Win32.TCP_TABLE_OWNER_PID_CONNECTIONS, 0);
-        if (r == Win32.ERROR_INSUFFICIENT_BUFFER) {
-            return Math.max(size.getValue(), 1);
+        // The table can be megabytes: its native copy is freed here, not left to the cleaner.
+        try (Memory m = new Memory(buf.length)) {
+            IntByReference size = new IntByReference(buf.length);
+            int r = Doors.IPHLPAPI.GetExtendedTcpTable(m, size, false, family, Win32.TCP_TABLE_OWNER_PID_CONNECTIONS, 0);
+            if (r == Win32.ERROR_INSUFFICIENT_BUFFER) {
+                int needed = size.getValue();
+                // A DWORD size of 2^31 or more reads as negative: pass it on as "more than the
+                // caller's maximum" rather than as a small size.
+                return needed < 0 ? Integer.MAX_VALUE : Math.max(needed, 1);
+            }
+            if (r != 0) {
+                throw WindowsException.win32("GetExtendedTcpTable", r);
+            }
+            m.read(0, buf, 0, buf.length);
+            return 0;
         }
-        if (r != 0) {
-            throw WindowsException.win32("GetExtendedTcpTable", r);
-        }
-        m.read(0, buf, 0, buf.length);
-        return 0;
     }
 
     @Override
