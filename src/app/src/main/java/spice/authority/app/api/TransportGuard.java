@@ -25,7 +25,9 @@ import spice.authority.os.SecureDirectories;
  * LOCAL_PEERCRED on macOS) must equal the helper's; on TCP the request must carry the bearer
  * token and, where the platform identifies a TCP peer's process (Windows: the owning pid from the
  * TCP table, then its user SID), that process must be one of this user's. The peer pid is attached
- * for sessions.
+ * for sessions. On TCP exactly one request needs no token, {@code GET /v1/endpoint-proof}
+ * ({@link EndpointProof}): it answers a MAC of the caller's nonce, so a client can prove the server
+ * holds the token before it sends it; the peer-process check applies to it as to every request.
  */
 @ApplicationScoped
 public class TransportGuard {
@@ -96,12 +98,17 @@ public class TransportGuard {
             }
             rc.put(PEER_PID, (long) pc.pid());
         } else {
-            String auth = rc.request().getHeader("Authorization");
-            byte[] want = ctx.bearerToken();
-            byte[] got = auth != null && auth.startsWith("Bearer ") ? auth.substring(7).trim().getBytes(StandardCharsets.US_ASCII) : new byte[0];
-            if (!MessageDigest.isEqual(want, got)) {
-                fail(rc, 401, "unauthorized", "missing or wrong bearer token (see the token file)", true);
-                return;
+            // SECURITY: exactly one route is answered without the token, the endpoint proof (a MAC
+            // of the caller's nonce, never the token), so a client can prove the server holds the
+            // token before it sends it. The peer-process check below still runs first for it.
+            if (!isEndpointProof(rc)) {
+                String auth = rc.request().getHeader("Authorization");
+                byte[] want = ctx.bearerToken();
+                byte[] got = auth != null && auth.startsWith("Bearer ") ? auth.substring(7).trim().getBytes(StandardCharsets.US_ASCII) : new byte[0];
+                if (!MessageDigest.isEqual(want, got)) {
+                    fail(rc, 401, "unauthorized", "missing or wrong bearer token (see the token file)", true);
+                    return;
+                }
             }
             if (ctx.tcpPeersIdentified()) {
                 // SECURITY: where the platform can tell (Windows), the process at the other end must
@@ -133,6 +140,14 @@ public class TransportGuard {
             }
         });
         bodies.read(rc, limitOf(rc), (status, code, detail) -> fail(rc, status, code, detail, true));
+    }
+
+    /**
+     * The one request answered on TCP without the bearer token: {@code GET} on exactly the path
+     * {@value EndpointProof#PATH} (as sent, not normalised: any other spelling needs the token).
+     */
+    static boolean isEndpointProof(RoutingContext rc) {
+        return rc.request().method() == io.vertx.core.http.HttpMethod.GET && EndpointProof.PATH.equals(rc.request().path());
     }
 
     @Inject
