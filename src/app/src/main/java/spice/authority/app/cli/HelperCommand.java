@@ -41,6 +41,7 @@ abstract class HelperCommand implements Callable<Integer> {
 
     @Option(names = "--listen", paramLabel = "HOST:PORT",
             description = "Talk to a helper serving loopback TCP ('serve --listen') instead, with its bearer token. "
+                    + "The token is sent only after the server has proven it holds it (the endpoint proof). "
                     + "Default on Windows: 127.0.0.1:47878.")
     String listen;
 
