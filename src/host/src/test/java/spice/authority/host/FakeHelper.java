@@ -102,12 +102,12 @@ public final class FakeHelper implements AutoCloseable {
                 while (proofToken != null && r.method().equals("GET") && r.target().startsWith("/v1/endpoint-proof?nonce=")) {
                     byte[] nonce = java.util.HexFormat.of().parseHex(r.target().substring("/v1/endpoint-proof?nonce=".length()));
                     String proof = java.util.HexFormat.of().formatHex(mac(proofToken, nonce));
+                    synchronized (this) {
+                        proofs++; // counted before the answer, which the client may act on at once
+                    }
                     ByteBuffer b = ByteBuffer.wrap(json(200, "{\"proof\":\"" + proof + "\"}"));
                     while (b.hasRemaining()) {
                         ch.write(b);
-                    }
-                    synchronized (this) {
-                        proofs++;
                     }
                     r = read(in);
                 }
