@@ -89,7 +89,7 @@ final class EndpointProof {
         byte[] expected = mac(token, nonce);
         // SECURITY: constant time, so the comparison tells nothing about how much of the MAC matched.
         if (!MessageDigest.isEqual(expected, HexFormat.of().parseHex(hex))) {
-            throw new Refused("its proof is wrong: it does not hold the helper's token");
+            throw new Refused("its proof is wrong");
         }
     }
 }
