@@ -13,7 +13,8 @@ import spice.authority.snapshot.RunId;
 /**
  * The typed client of the helper's HTTP API v1 (RFC 0007's run authority), for Java hosts and the
  * CLI: sessions, runs, snapshots, imports. One request per connection, on the helper's Unix socket
- * or loopback TCP with its bearer token.
+ * or loopback TCP with its bearer token (there preceded, on the same connection, by the endpoint
+ * proof).
  *
  * <pre>{@code
  * AuthorityClient client = AuthorityClient.onDefaultSocket();
@@ -28,7 +29,10 @@ import spice.authority.snapshot.RunId;
  *   <li>A refusal is a {@link HelperProblem} subtype per stable code; no connection, a timeout,
  *       an unreadable answer or an untrusted endpoint is a {@link HelperTransportException}.
  *   <li>SECURITY: on a socket nothing is sent before the listening process is proven to be this
- *       user's; on TCP the token goes only to a loopback address.
+ *       user's; on TCP the token goes only to a loopback address, and only on a connection whose
+ *       server has just answered the endpoint proof ({@code GET /v1/endpoint-proof}: an HMAC of a
+ *       fresh random nonce under the token); a server that does not is a {@link HelperUntrusted},
+ *       and neither the token nor the request was sent to it.
  *   <li>A call is repeated only when the answer proves nothing happened ({@link RetryPolicy}):
  *       never on {@code uncertain}, never after a request may have arrived without an answer.
  *   <li>SECURITY: no message or {@code toString} of this library shows a session id or a token.

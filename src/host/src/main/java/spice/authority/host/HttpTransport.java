@@ -26,15 +26,22 @@ import jdk.net.UnixDomainPrincipal;
 
 /**
  * A deliberately small HTTP/1.1 transport for the helper's local API: one request per connection
- * ({@code Connection: close}) over a Unix domain socket or loopback TCP, on plain
+ * ({@code Connection: close}; on TCP preceded by the endpoint proof) over a Unix domain socket or loopback TCP, on plain
  * {@link SocketChannel}s, so a host needs no HTTP stack and starts fast. Responses are framed by
  * {@code Content-Length}, {@code Transfer-Encoding: chunked} or the end of the connection, and
  * bounded in size. Connect and every read or write are bounded by timeouts.
  *
+ * <p>On TCP a request takes two exchanges on one connection: first the endpoint proof
+ * ({@code GET /v1/endpoint-proof} with a fresh nonce, no token, connection kept open), then the
+ * request itself with {@code Connection: close}.
+ *
  * <p>Guarantees: on a socket, nothing is sent before the listening process is proven to be this
- * user's ({@code SO_PEERCRED}); on TCP each request carries {@code Authorization: Bearer <token>}
+ * user's ({@code SO_PEERCRED}); on TCP nothing but the proof request (which carries no secret) is
+ * sent before the server on that same connection has proven it holds the token
+ * ({@link EndpointProof}); only then does the request carry {@code Authorization: Bearer <token>},
  * with the token read by the {@link TokenReader} for every request and zeroed after it. A
- * {@link HelperUnreachable} means nothing was sent. SECURITY: no exception message of this class
+ * {@link HelperUnreachable} or a {@link HelperUntrusted} means neither the token nor the request
+ * was sent. SECURITY: no exception message of this class
  * contains the token or any other file content.
  */
 final class HttpTransport {
@@ -97,11 +104,17 @@ final class HttpTransport {
                 ch.configureBlocking(false);
                 SelectionKey key = ch.register(selector, 0);
                 connect(ch, selector, key);
+                Reader reader = new Reader(ch, selector, key);
+                if (token != null) {
+                    // SECURITY: on TCP anyone may hold the port; the token and the body go only on
+                    // a connection whose server has just proven it holds the token.
+                    requireTokenHolder(ch, selector, key, reader, token);
+                }
                 write(ch, selector, key, ByteBuffer.wrap(head));
                 if (body != null && body.length > 0) {
                     write(ch, selector, key, ByteBuffer.wrap(body));
                 }
-                return new Reader(ch, selector, key).response(method);
+                return reader.response(method, MAX_BODY_BYTES, false);
             }
         } finally {
             if (token != null) {
@@ -111,6 +124,52 @@ final class HttpTransport {
                 Arrays.fill(head, (byte) 0); // SECURITY: the head holds the bearer token on TCP
             }
         }
+    }
+
+    /** Bound on the body of the endpoint proof's answer ({@code {"proof": "<64 hex>"}}). */
+    static final int MAX_PROOF_BYTES = 1024;
+
+    /**
+     * The TCP endpoint proof ({@link EndpointProof}), on the connection the request will use: a
+     * fresh nonce goes out without the token and without {@code Connection: close}; the answer
+     * must be {@code 200}, framed by its length (the connection stays open), and carry the MAC of
+     * the nonce under the token. Anything else is a {@link HelperUntrusted}, and the caller sends
+     * nothing more.
+     *
+     * <p>SECURITY: the proof binds this connection, not the port: the request follows on the very
+     * connection whose server proved it holds the token, so a server that takes the port between
+     * the proof and the request gets neither.
+     */
+    private void requireTokenHolder(SocketChannel ch, Selector selector, SelectionKey key, Reader reader, byte[] token)
+            throws IOException {
+        byte[] nonce = EndpointProof.nonce();
+        String reason;
+        try {
+            byte[] ask = ("GET " + EndpointProof.target(nonce) + " HTTP/1.1\r\nHost: localhost\r\nUser-Agent: " + userAgent
+                    + "\r\nAccept: application/json\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+            write(ch, selector, key, ByteBuffer.wrap(ask));
+            Response r = reader.response("GET", MAX_PROOF_BYTES, true);
+            String connection = r.header("connection");
+            if (r.status() != 200) {
+                reason = "it answered HTTP " + r.status() + " to the endpoint proof";
+            } else if (connection != null && connection.toLowerCase(Locale.ROOT).contains("close")) {
+                reason = "it would close the connection after the endpoint proof";
+            } else {
+                EndpointProof.verify(token, nonce, r.body());
+                return;
+            }
+        } catch (EndpointProof.Refused e) {
+            reason = e.getMessage();
+        } catch (HelperTimeout e) {
+            reason = "no answer to the endpoint proof within " + readTimeoutMillis + " ms";
+        } catch (HelperTransportException e) {
+            reason = e.getMessage();
+        } catch (IOException e) {
+            reason = "the connection failed during the endpoint proof (" + e.getClass().getSimpleName() + ")";
+        }
+        throw new HelperUntrusted("refused: the server at " + endpoint.display() + " did not prove it holds the helper's "
+                + "token (" + reason + "); nothing was sent to it, neither the token nor the request. Another process may "
+                + "hold the port, or the helper is older than this client.");
     }
 
     /** Percent-encodes one path segment (RFC 3986 unreserved characters stay as they are). */
@@ -293,7 +352,14 @@ final class HttpTransport {
             this.key = key;
         }
 
-        Response response(String method) throws IOException {
+        /**
+         * Reads one response.
+         *
+         * @param maxBody bound on the body
+         * @param framed the body must be framed by {@code Content-Length} or chunked (the
+         *     connection stays open after it), never by the end of the connection
+         */
+        Response response(String method, int maxBody, boolean framed) throws IOException {
             int headBytes = 0;
             while (true) {
                 String statusLine = line(MAX_HEAD_BYTES - headBytes, true);
@@ -326,12 +392,13 @@ final class HttpTransport {
                     }
                     continue; // interim response; the final one follows
                 }
-                byte[] body = body(method, status, headers);
+                byte[] body = body(method, status, headers, maxBody, framed);
                 return new Response(status, reason, Collections.unmodifiableMap(headers), body);
             }
         }
 
-        private byte[] body(String method, int status, Map<String, String> headers) throws IOException {
+        private byte[] body(String method, int status, Map<String, String> headers, int maxBody, boolean framed)
+                throws IOException {
             if (method.equals("HEAD") || status == 204 || status == 304) {
                 return new byte[0];
             }
@@ -341,7 +408,7 @@ final class HttpTransport {
                 if (!last.equals("chunked")) {
                     throw new HelperProtocolError("unsupported transfer encoding from the helper at " + endpoint.display());
                 }
-                return chunked();
+                return chunked(maxBody);
             }
             String cl = headers.get("content-length");
             if (cl != null) {
@@ -353,16 +420,20 @@ final class HttpTransport {
                         throw new HelperProtocolError("conflicting Content-Length from the helper at " + endpoint.display());
                     }
                 }
-                if (!isDigits(first) || first.length() > 10 || Long.parseLong(first) > MAX_BODY_BYTES) {
-                    throw new HelperProtocolError("response body from the helper is larger than " + MAX_BODY_BYTES
+                if (!isDigits(first) || first.length() > 10 || Long.parseLong(first) > maxBody) {
+                    throw new HelperProtocolError("response body from the helper is larger than " + maxBody
                             + " bytes or has a malformed Content-Length");
                 }
                 return exactly((int) Long.parseLong(first));
             }
+            if (framed) {
+                throw new HelperProtocolError("response from the helper at " + endpoint.display()
+                        + " has neither Content-Length nor chunked framing");
+            }
             return toEof();
         }
 
-        private byte[] chunked() throws IOException {
+        private byte[] chunked(int maxBody) throws IOException {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             int trailerBytes = 0;
             while (true) {
@@ -376,8 +447,8 @@ final class HttpTransport {
                 if (size == 0) {
                     break;
                 }
-                if (out.size() + size > MAX_BODY_BYTES) {
-                    throw new HelperProtocolError("response body from the helper is larger than " + MAX_BODY_BYTES + " bytes");
+                if (out.size() + size > maxBody) {
+                    throw new HelperProtocolError("response body from the helper is larger than " + maxBody + " bytes");
                 }
                 out.write(exactly((int) size));
                 if (!line(2, false).isEmpty()) {

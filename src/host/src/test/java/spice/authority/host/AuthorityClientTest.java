@@ -288,7 +288,7 @@ class AuthorityClientTest {
         }
         Path tokenFile = tmp.resolve("token");
         FakeHelper.writeToken(tokenFile, TOKEN);
-        try (FakeHelper h = FakeHelper.tcp(r -> FakeHelper.problem(401, "unauthorized", "bad token"))) {
+        try (FakeHelper h = FakeHelper.tcp(TOKEN, r -> FakeHelper.problem(401, "unauthorized", "bad token"))) {
             AuthorityClient c = AuthorityClient.builder(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), h.port(), tokenFile))
                     .retry(RetryPolicy.NONE).build();
             Throwable t = catchThrowable(c::runs);

@@ -23,7 +23,9 @@ import java.util.function.Function;
 
 /**
  * A fake helper for CLI tests: a one-thread HTTP/1.1 server on a Unix socket or loopback TCP
- * answering canned raw responses, recording every request it receives.
+ * answering canned raw responses, recording every request it receives. On TCP with a token it
+ * answers the endpoint proof as the helper does (on the same connection, kept open, and not
+ * recorded among {@link #requests()}), then the request that follows on that connection.
  */
 public final class FakeHelper implements AutoCloseable {
     /** One request as received; header names lower case. */
@@ -46,10 +48,14 @@ public final class FakeHelper implements AutoCloseable {
     private final List<Request> requests = new ArrayList<>();
     private final Thread thread;
     private final Path socket;
+    private final byte[] proofToken;
+    private int proofs;
+    private int connections;
 
-    private FakeHelper(ServerSocketChannel server, Path socket, Function<Request, byte[]> handler) {
+    private FakeHelper(ServerSocketChannel server, Path socket, byte[] proofToken, Function<Request, byte[]> handler) {
         this.server = server;
         this.socket = socket;
+        this.proofToken = proofToken;
         this.handler = handler;
         this.thread = Thread.ofPlatform().daemon().name("fake-helper").start(this::serve);
     }
@@ -57,13 +63,24 @@ public final class FakeHelper implements AutoCloseable {
     public static FakeHelper unix(Path socket, Function<Request, byte[]> handler) throws IOException {
         ServerSocketChannel s = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         s.bind(UnixDomainSocketAddress.of(socket));
-        return new FakeHelper(s, socket, handler);
+        return new FakeHelper(s, socket, null, handler);
     }
 
-    public static FakeHelper tcp(Function<Request, byte[]> handler) throws IOException {
+    /** On loopback TCP, holding {@code token}: it answers the endpoint proof with it. */
+    public static FakeHelper tcp(String token, Function<Request, byte[]> handler) throws IOException {
         ServerSocketChannel s = ServerSocketChannel.open();
         s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-        return new FakeHelper(s, null, handler);
+        return new FakeHelper(s, null, token.getBytes(StandardCharsets.US_ASCII), handler);
+    }
+
+    /** How many connections it accepted. */
+    public synchronized int connections() {
+        return connections;
+    }
+
+    /** How many endpoint proofs it answered. */
+    public synchronized int proofs() {
+        return proofs;
     }
 
     public int port() throws IOException {
@@ -77,7 +94,23 @@ public final class FakeHelper implements AutoCloseable {
     private void serve() {
         while (server.isOpen()) {
             try (SocketChannel ch = server.accept()) {
-                Request r = read(Channels.newInputStream(ch));
+                synchronized (this) {
+                    connections++;
+                }
+                InputStream in = Channels.newInputStream(ch);
+                Request r = read(in);
+                while (proofToken != null && r.method().equals("GET") && r.target().startsWith("/v1/endpoint-proof?nonce=")) {
+                    byte[] nonce = java.util.HexFormat.of().parseHex(r.target().substring("/v1/endpoint-proof?nonce=".length()));
+                    String proof = java.util.HexFormat.of().formatHex(mac(proofToken, nonce));
+                    synchronized (this) {
+                        proofs++; // counted before the answer, which the client may act on at once
+                    }
+                    ByteBuffer b = ByteBuffer.wrap(json(200, "{\"proof\":\"" + proof + "\"}"));
+                    while (b.hasRemaining()) {
+                        ch.write(b);
+                    }
+                    r = read(in);
+                }
                 synchronized (this) {
                     requests.add(r);
                 }
@@ -93,6 +126,19 @@ public final class FakeHelper implements AutoCloseable {
                     return;
                 }
             }
+        }
+    }
+
+    /** The endpoint proof computed here with javax.crypto, apart from the code under test. */
+    static byte[] mac(byte[] token, byte[] nonce) {
+        try {
+            javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+            mac.init(new javax.crypto.spec.SecretKeySpec(token, "HmacSHA256"));
+            mac.update("spice-authority endpoint proof v1".getBytes(StandardCharsets.US_ASCII));
+            mac.update((byte) 0);
+            return mac.doFinal(nonce);
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalStateException(e);
         }
     }
 

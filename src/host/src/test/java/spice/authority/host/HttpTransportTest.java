@@ -122,12 +122,15 @@ class HttpTransportTest {
     void tcp_sendsTheBearerTokenFromTheTokenFile(@TempDir Path tmp) throws Exception {
         Path tokenFile = tmp.resolve("token");
         FakeHelper.writeToken(tokenFile, TOKEN + "\n");
-        try (FakeHelper h = FakeHelper.tcp(r -> FakeHelper.json(200, "[]"))) {
+        try (FakeHelper h = FakeHelper.tcp(TOKEN, r -> FakeHelper.json(200, "[]"))) {
             HttpTransport c = tcp(h.port(), tokenFile);
             assertThat(get(c, "/v1/runs").status()).isEqualTo(200);
             FakeHelper.Request req = h.requests().getFirst();
             assertThat(req.header("Authorization")).isEqualTo("Bearer " + TOKEN);
             assertThat(req.header("Host")).isEqualTo("localhost");
+            // SECURITY: the request went on the connection whose server answered the proof.
+            assertThat(h.proofs()).isEqualTo(1);
+            assertThat(h.connections()).isEqualTo(1);
         }
     }
 

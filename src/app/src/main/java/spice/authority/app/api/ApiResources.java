@@ -148,6 +148,39 @@ public class ApiResources {
         return Response.noContent().build();
     }
 
+    // ---- endpoint proof ---------------------------------------------------------------------
+
+    /**
+     * The TCP endpoint proof ({@link EndpointProof}): answered without the bearer token (the
+     * transport guard exempts exactly {@code GET /v1/endpoint-proof}; on Windows the peer-process
+     * check still comes first), so a client can check the server before it sends the token. On a
+     * Unix socket there is no token and the client proves the server by its peer credentials:
+     * {@code 404 not_found}.
+     */
+    @GET
+    @Path("/endpoint-proof")
+    @Produces(MediaType.APPLICATION_JSON)
+    @Operation(summary = "TCP only, no token needed: prove this helper holds the bearer token, by an HMAC-SHA256 of the "
+            + "client's nonce under the token (the client checks it before it sends the token)")
+    @Parameter(name = "nonce", in = ParameterIn.QUERY, required = true, description = EndpointProof.NONCE_RULE,
+            schema = @Schema(type = SchemaType.STRING, pattern = "^[0-9a-f]{64}$"))
+    @APIResponse(responseCode = "200", description = "{\"proof\": 64 lowercase hex digits}")
+    @APIResponse(responseCode = "400", description = "invalid_request: " + EndpointProof.NONCE_RULE + ", given once",
+            content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "404", description = "not_found: the helper serves a Unix socket (its peer credentials are the proof)",
+            content = @Content(mediaType = PROBLEM))
+    public Dto.EndpointProofResponse endpointProof(@Context RoutingContext rc) {
+        if (!(serve.endpoint() instanceof ServeContext.Endpoint.Tcp)) {
+            throw ApiException.notFound("the endpoint proof is served on TCP only; on a Unix socket the client "
+                    + "checks the helper's peer credentials");
+        }
+        java.util.List<String> nonces = rc.queryParam("nonce");
+        if (nonces.size() != 1) {
+            throw ApiException.invalidRequest(EndpointProof.NONCE_RULE + ", given once");
+        }
+        return new Dto.EndpointProofResponse(EndpointProof.proof(serve.bearerToken(), EndpointProof.nonce(nonces.get(0))));
+    }
+
     // ---- authority --------------------------------------------------------------------------
 
     @GET

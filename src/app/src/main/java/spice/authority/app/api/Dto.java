@@ -39,6 +39,18 @@ public final class Dto {
         }
     }
 
+    /** The answer of {@code GET /v1/endpoint-proof}: a MAC of the nonce under the token, never the token. */
+    public record EndpointProofResponse(@Schema(name = "proof", description = "HMAC-SHA256 under the bearer token of "
+            + "\"spice-authority endpoint proof v1\", one 0x00 byte and the nonce's 32 bytes, as 64 lowercase hex digits")
+                                        String proof) implements Json.Body {
+        @Override
+        public void write(JsonGenerator g) throws IOException {
+            g.writeStartObject();
+            g.writeStringField("proof", proof);
+            g.writeEndObject();
+        }
+    }
+
     public record StartRequest(@Schema(name = "run_id") String runId) {
         static final Map<String, Json.Kind> MEMBERS = Map.of("run_id", Json.Kind.STRING);
 

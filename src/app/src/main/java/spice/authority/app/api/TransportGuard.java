@@ -25,7 +25,9 @@ import spice.authority.os.SecureDirectories;
  * LOCAL_PEERCRED on macOS) must equal the helper's; on TCP the request must carry the bearer
  * token and, where the platform identifies a TCP peer's process (Windows: the owning pid from the
  * TCP table, then its user SID), that process must be one of this user's. The peer pid is attached
- * for sessions.
+ * for sessions. On TCP exactly one request needs no token, {@code GET /v1/endpoint-proof}
+ * ({@link EndpointProof}): it answers a MAC of the caller's nonce, so a client can prove the server
+ * holds the token before it sends it; the peer-process check applies to it as to every request.
  */
 @ApplicationScoped
 public class TransportGuard {
@@ -96,22 +98,14 @@ public class TransportGuard {
             }
             rc.put(PEER_PID, (long) pc.pid());
         } else {
-            String auth = rc.request().getHeader("Authorization");
-            byte[] want = ctx.bearerToken();
-            byte[] got = auth != null && auth.startsWith("Bearer ") ? auth.substring(7).trim().getBytes(StandardCharsets.US_ASCII) : new byte[0];
-            if (!MessageDigest.isEqual(want, got)) {
-                fail(rc, 401, "unauthorized", "missing or wrong bearer token (see the token file)", true);
+            TcpAdmission a = admitTcp(isEndpointProof(rc), rc.request().getHeader("Authorization"), ctx.bearerToken(),
+                    ctx.tcpPeersIdentified(), () -> tcpPeerPid(rc.request().connection()));
+            if (a.refusal() != null) {
+                fail(rc, 401, "unauthorized", a.refusal(), true);
                 return;
             }
             if (ctx.tcpPeersIdentified()) {
-                // SECURITY: where the platform can tell (Windows), the process at the other end must
-                // be one of this user's, token or not; unknown is refused (fail closed).
-                long pid = tcpPeerPid(rc.request().connection());
-                if (pid <= 0) {
-                    fail(rc, 401, "unauthorized", "the process at the other end of the connection is not proven to be "
-                            + "one of this user's (see the helper's log)", true);
-                    return;
-                }
+                long pid = a.pid();
                 if (!admitted(rc.request().connection(), (int) pid)) {
                     fail(rc, 429, "busy", "process " + pid + " has " + quotas.connectionsOf(pid)
                             + " open connections; the quota spice.authority.max-connections-per-process is "
@@ -133,6 +127,51 @@ public class TransportGuard {
             }
         });
         bodies.read(rc, limitOf(rc), (status, code, detail) -> fail(rc, status, code, detail, true));
+    }
+
+    /** The transport checks' verdict on a TCP request: the 401 detail, or null and the proven peer pid (-1: not asked). */
+    record TcpAdmission(long pid, String refusal) {}
+
+    /** The detail of a refusal by the platform's TCP peer check. */
+    static final String PEER_NOT_PROVEN = "the process at the other end of the connection is not proven to be one of this "
+            + "user's (see the helper's log)";
+    /** The detail of a refusal by the bearer check. */
+    static final String WRONG_TOKEN = "missing or wrong bearer token (see the token file)";
+
+    /**
+     * The checks of a TCP request, in order: the bearer token (except for the endpoint proof),
+     * then, where the platform identifies TCP peers (Windows), the owner of the connection, which
+     * must be one of this user's processes ({@code peerPid} is asked only then).
+     *
+     * <p>SECURITY: exactly one route is answered without the token, the endpoint proof (a MAC of
+     * the caller's nonce, never the token), so a client can prove the server holds the token before
+     * it sends it; the peer check applies to it as to every other request, so a process of another
+     * user is refused before the proof is computed.
+     */
+    static TcpAdmission admitTcp(boolean endpointProof, String authorization, byte[] token, boolean peersIdentified,
+                                 java.util.function.LongSupplier peerPid) {
+        if (!endpointProof) {
+            byte[] got = authorization != null && authorization.startsWith("Bearer ")
+                    ? authorization.substring(7).trim().getBytes(StandardCharsets.US_ASCII) : new byte[0];
+            if (!MessageDigest.isEqual(token, got)) {
+                return new TcpAdmission(-1, WRONG_TOKEN);
+            }
+        }
+        if (peersIdentified) {
+            // SECURITY: where the platform can tell (Windows), the process at the other end must
+            // be one of this user's, token or not; unknown is refused (fail closed).
+            long pid = peerPid.getAsLong();
+            return pid <= 0 ? new TcpAdmission(-1, PEER_NOT_PROVEN) : new TcpAdmission(pid, null);
+        }
+        return new TcpAdmission(-1, null);
+    }
+
+    /**
+     * The one request answered on TCP without the bearer token: {@code GET} on exactly the path
+     * {@value EndpointProof#PATH} (as sent, not normalised: any other spelling needs the token).
+     */
+    static boolean isEndpointProof(RoutingContext rc) {
+        return rc.request().method() == io.vertx.core.http.HttpMethod.GET && EndpointProof.PATH.equals(rc.request().path());
     }
 
     @Inject

@@ -18,6 +18,7 @@ import spice.authority.host.HelperProblem;
 import spice.authority.host.HelperProtocolError;
 import spice.authority.host.HelperTimeout;
 import spice.authority.host.HelperUnreachable;
+import spice.authority.host.HelperUntrusted;
 import spice.authority.host.RawJson;
 import spice.authority.host.RetryPolicy;
 import spice.authority.host.Users;
@@ -40,6 +41,7 @@ abstract class HelperCommand implements Callable<Integer> {
 
     @Option(names = "--listen", paramLabel = "HOST:PORT",
             description = "Talk to a helper serving loopback TCP ('serve --listen') instead, with its bearer token. "
+                    + "The token is sent only after the server has proven it holds it (the endpoint proof). "
                     + "Default on Windows: 127.0.0.1:47878.")
     String listen;
 
@@ -113,7 +115,7 @@ abstract class HelperCommand implements Callable<Integer> {
             return refuse(r.getMessage());
         } catch (HelperUnreachable e) {
             return refuse("no helper is running: " + e.getMessage() + "; start it with " + serveHint());
-        } catch (HelperProblem | HelperTimeout | HelperProtocolError e) {
+        } catch (HelperProblem | HelperTimeout | HelperProtocolError | HelperUntrusted e) {
             return refuse(e.getMessage());
         } catch (IOException e) {
             return refuse("cannot talk to the helper at " + endpoint.display() + ": " + BoundedFiles.describe(e));

@@ -60,4 +60,61 @@ class TcpPeerGuardTest {
         assertThat(TransportGuard.provenOwner(p, PEER, null)).isEqualTo(-1);
         assertThat(p.asked).isEmpty();
     }
+
+    private static final byte[] TOKEN = "0123456789abcdef".repeat(4).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    private static final String BEARER = "Bearer 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    /** A peer-pid answer that records whether it was asked. */
+    private static final class PeerAnswer implements java.util.function.LongSupplier {
+        final long pid;
+        int asked;
+
+        PeerAnswer(long pid) {
+            this.pid = pid;
+        }
+
+        @Override
+        public long getAsLong() {
+            asked++;
+            return pid;
+        }
+    }
+
+    @Test
+    void endpointProof_otherUsersPeer_isRefusedByThePeerCheck_tokenOrNot() {
+        for (String auth : new String[] {null, BEARER}) {
+            PeerAnswer other = new PeerAnswer(-1);
+            TransportGuard.TcpAdmission a = TransportGuard.admitTcp(true, auth, TOKEN, true, other);
+            assertThat(a.refusal()).as(String.valueOf(auth)).isEqualTo(TransportGuard.PEER_NOT_PROVEN);
+            assertThat(other.asked).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void endpointProof_needsNoToken_butAProvenPeerWhereThePlatformIdentifiesPeers() {
+        PeerAnswer own = new PeerAnswer(4321);
+        assertThat(TransportGuard.admitTcp(true, null, TOKEN, true, own)).isEqualTo(new TransportGuard.TcpAdmission(4321, null));
+        assertThat(own.asked).isEqualTo(1);
+        PeerAnswer unasked = new PeerAnswer(-1);
+        assertThat(TransportGuard.admitTcp(true, "Bearer wrong", TOKEN, false, unasked))
+                .isEqualTo(new TransportGuard.TcpAdmission(-1, null));
+        assertThat(unasked.asked).isZero();
+    }
+
+    @Test
+    void otherRoutes_needTheToken_thenAProvenPeer() {
+        for (String auth : new String[] {null, "", "Bearer", "Bearer wrong", "Basic x", BEARER + "0"}) {
+            PeerAnswer own = new PeerAnswer(4321);
+            assertThat(TransportGuard.admitTcp(false, auth, TOKEN, true, own).refusal()).as(String.valueOf(auth))
+                    .isEqualTo(TransportGuard.WRONG_TOKEN);
+            assertThat(TransportGuard.admitTcp(false, auth, TOKEN, false, own).refusal()).isEqualTo(TransportGuard.WRONG_TOKEN);
+            assertThat(own.asked).as("no platform call for a request without the token").isZero();
+        }
+        assertThat(TransportGuard.admitTcp(false, BEARER, TOKEN, true, new PeerAnswer(-1)).refusal())
+                .isEqualTo(TransportGuard.PEER_NOT_PROVEN);
+        assertThat(TransportGuard.admitTcp(false, BEARER, TOKEN, true, new PeerAnswer(77)))
+                .isEqualTo(new TransportGuard.TcpAdmission(77, null));
+        assertThat(TransportGuard.admitTcp(false, BEARER, TOKEN, false, new PeerAnswer(-1)))
+                .isEqualTo(new TransportGuard.TcpAdmission(-1, null));
+    }
 }

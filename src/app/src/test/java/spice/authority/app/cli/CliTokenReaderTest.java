@@ -29,7 +29,7 @@ class CliTokenReaderTest {
     void read_ownerOnlyFile_sendsTheTrimmedTokenAsBearer(@TempDir Path tmp) throws Exception {
         Path tokenFile = tmp.resolve("token");
         FakeHelper.writeToken(tokenFile, TOKEN + "\n");
-        try (FakeHelper h = FakeHelper.tcp(r -> FakeHelper.json(200, "[]"))) {
+        try (FakeHelper h = FakeHelper.tcp(TOKEN, r -> FakeHelper.json(200, "[]"))) {
             assertThat(client(h.port(), tokenFile).runs()).isEmpty();
             assertThat(h.requests().getFirst().header("Authorization")).isEqualTo("Bearer " + TOKEN);
         }

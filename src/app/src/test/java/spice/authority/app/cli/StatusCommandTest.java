@@ -99,10 +99,10 @@ class StatusCommandTest {
     }
 
     @Test
-    void status_overTcp_sendsTheBearerToken_andAWrongTokenIsRefused(@TempDir Path tmp) throws Exception {
+    void status_overTcp_sendsTheBearerTokenAfterTheProof_andAWrongTokenFileRefusesTheServer(@TempDir Path tmp) throws Exception {
         Path tokenFile = tmp.resolve("token");
         FakeHelper.writeToken(tokenFile, TOKEN);
-        try (FakeHelper h = FakeHelper.tcp(r -> ("Bearer " + TOKEN).equals(r.header("Authorization"))
+        try (FakeHelper h = FakeHelper.tcp(TOKEN, r -> ("Bearer " + TOKEN).equals(r.header("Authorization"))
                 ? FakeHelper.json(200, AUTHORITY)
                 : FakeHelper.problem(401, "unauthorized", "missing or wrong bearer token (see the token file)"))) {
             String listen = "127.0.0.1:" + h.port();
@@ -114,10 +114,18 @@ class StatusCommandTest {
             assertThat(req.header("Host")).isEqualTo("localhost");
             assertThat(req.header("Connection")).isEqualTo("close");
 
+            assertThat(h.proofs()).isEqualTo(1);
+
+            // With another token in the file the helper's proof does not match it: the CLI
+            // refuses the server and sends neither that token nor the request.
             FakeHelper.writeToken(tokenFile, "0000");
             CliRun bad = CliRun.of("status", "--listen", listen, "--token-file", tokenFile.toString());
             assertThat(bad.exitCode()).isEqualTo(ExitCodes.REFUSED);
-            assertThat(bad.err()).isEqualTo("spice-authority: unauthorized: missing or wrong bearer token (see the token file)\n");
+            assertThat(bad.err()).startsWith("spice-authority: refused: the server at http://" + listen
+                    + " did not prove it holds the helper's token (its proof is wrong").contains("nothing was sent")
+                    .doesNotContain("0000").doesNotContain(TOKEN);
+            assertThat(h.requests()).hasSize(1);
+            assertThat(h.proofs()).isEqualTo(2);
         }
     }
 

@@ -60,6 +60,34 @@ final class HelperProcess implements AutoCloseable {
     static HelperProcess start(Path authorityDir, Path socket, List<String> jvmOptions, List<String> prefix) throws IOException {
         List<String> cmd = new ArrayList<>(prefix);
         cmd.addAll(command(jvmOptions, "serve", "--authority-dir", authorityDir.toString(), "--socket", socket.toString()));
+        return start(cmd, socket);
+    }
+
+    /**
+     * Starts {@code serve --listen 127.0.0.1:PORT --token-file tokenFile} on a port that was free a
+     * moment before and waits for its "listening on http://127.0.0.1:PORT" line ({@link #port()}).
+     * (With port 0 the helper prints port 0, not the port it got.)
+     */
+    static HelperProcess startTcp(Path authorityDir, Path tokenFile) throws IOException {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = free.getLocalPort();
+        }
+        HelperProcess h = start(command("serve", "--authority-dir", authorityDir.toString(), "--listen", "127.0.0.1:" + port,
+                "--token-file", tokenFile.toString()), null);
+        if (h.port() != port) {
+            h.process.destroyForcibly();
+            throw new IOException("helper listens on " + h.listeningLine + ", not on port " + port);
+        }
+        return h;
+    }
+
+    /** The port of a helper started by {@link #startTcp}. */
+    int port() {
+        return Integer.parseInt(listeningLine.substring(listeningLine.lastIndexOf(':') + 1).trim());
+    }
+
+    private static HelperProcess start(List<String> cmd, Path socket) throws IOException {
         Process p = new ProcessBuilder(cmd).start();
         HelperProcess[] holder = new HelperProcess[1];
         StringBuffer err = new StringBuffer();

@@ -1,0 +1,71 @@
+package spice.authority.app.api;
+
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.util.HexFormat;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * The helper's half of the TCP endpoint proof ({@code GET /v1/endpoint-proof?nonce=HEX}): before a
+ * client sends its bearer token on a loopback TCP connection, it asks the server on that
+ * connection to prove it holds the token, with a fresh 32-byte nonce. The proof is
+ * {@code HMAC-SHA256(key = token bytes, message = "spice-authority endpoint proof v1" || 0x00 || nonce)},
+ * as 64 lowercase hex digits. A process squatting on the port does not hold the token and cannot
+ * answer it, so the client refuses it before the token or any body leaves the client.
+ *
+ * <p>Guarantees: the nonce is accepted only as exactly 64 lowercase hex digits (32 bytes); the
+ * answer is a MAC of the token, never the token, and no message of this class contains the token
+ * or the nonce. SECURITY: the domain string with its 0x00 separator keeps this MAC apart from any
+ * other use of the token as a key.
+ */
+final class EndpointProof {
+    /** The domain separation string (ASCII), followed by one 0x00 byte in the MAC input. */
+    static final String DOMAIN = "spice-authority endpoint proof v1";
+    /** Length of a nonce in bytes. */
+    static final int NONCE_BYTES = 32;
+    /** The route, matched exactly (method GET) by the transport guard. */
+    static final String PATH = "/v1/endpoint-proof";
+    /** What a nonce must be, as the problem detail and the OpenAPI document say it. */
+    static final String NONCE_RULE = "nonce must be exactly 64 lowercase hex digits (32 random bytes)";
+
+    private EndpointProof() {}
+
+    /**
+     * The nonce's bytes.
+     *
+     * @throws ApiException {@code 400 invalid_request} unless {@code hex} is exactly 64 lowercase hex digits
+     */
+    static byte[] nonce(String hex) {
+        if (hex == null || hex.length() != NONCE_BYTES * 2) {
+            throw ApiException.invalidRequest(NONCE_RULE);
+        }
+        for (int i = 0; i < hex.length(); i++) {
+            char c = hex.charAt(i);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+                throw ApiException.invalidRequest(NONCE_RULE);
+            }
+        }
+        return HexFormat.of().parseHex(hex);
+    }
+
+    /** The proof for {@code nonce} under {@code token}, as 64 lowercase hex digits. */
+    static String proof(byte[] token, byte[] nonce) {
+        if (nonce.length != NONCE_BYTES) {
+            throw new IllegalArgumentException("nonce must be " + NONCE_BYTES + " bytes");
+        }
+        if (token == null || token.length == 0) {
+            throw new IllegalStateException("no bearer token to prove");
+        }
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(token, "HmacSHA256"));
+            mac.update(DOMAIN.getBytes(StandardCharsets.US_ASCII));
+            mac.update((byte) 0);
+            mac.update(nonce);
+            return HexFormat.of().formatHex(mac.doFinal());
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is not available", null);
+        }
+    }
+}

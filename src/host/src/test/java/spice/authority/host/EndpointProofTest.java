@@ -1,0 +1,76 @@
+package spice.authority.host;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.util.HexFormat;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import org.junit.jupiter.api.Test;
+
+/** The client's endpoint-proof computation and check, against vectors computed apart from it. */
+class EndpointProofTest {
+    private static final byte[] TOKEN = "feedface".repeat(8).getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] NONCE = HexFormat.of().parseHex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
+    /** Computed with OpenSSL and Python's hmac: HMAC-SHA256(TOKEN, DOMAIN || 0x00 || NONCE). */
+    private static final String VECTOR = "deaaf55ce666ec699a7b6a39edc618360b2ddabfd4617d5dbb7174fc01aa87d5";
+    private static final byte[] TOKEN2 = "0123456789abcdef".repeat(4).getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] NONCE2 = HexFormat.of().parseHex("ff".repeat(32));
+    private static final String VECTOR2 = "803511f14d8642e6b8fc4dfe485dfbb517d8d5152d9936be1b9855c1e1e295d0";
+
+    private static byte[] body(String proof) {
+        return ("{\"proof\":\"" + proof + "\"}").getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void mac_fixedVectors_matchOpenSslAndJavaxCryptoDirectly() throws Exception {
+        assertThat(HexFormat.of().formatHex(EndpointProof.mac(TOKEN, NONCE))).isEqualTo(VECTOR);
+        assertThat(HexFormat.of().formatHex(EndpointProof.mac(TOKEN2, NONCE2))).isEqualTo(VECTOR2);
+        Mac direct = Mac.getInstance("HmacSHA256");
+        direct.init(new SecretKeySpec(TOKEN, "HmacSHA256"));
+        byte[] input = new byte[33 + 1 + 32];
+        System.arraycopy("spice-authority endpoint proof v1".getBytes(StandardCharsets.US_ASCII), 0, input, 0, 33);
+        System.arraycopy(NONCE, 0, input, 34, 32);
+        assertThat(HexFormat.of().formatHex(direct.doFinal(input))).isEqualTo(VECTOR);
+    }
+
+    @Test
+    void verify_theExpectedProof_passes() throws Exception {
+        EndpointProof.verify(TOKEN, NONCE, body(VECTOR));
+        EndpointProof.verify(TOKEN, NONCE, ("{\"proof\": \"" + VECTOR + "\", \"other\": 1}").getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void verify_anyOtherAnswer_isRefusedWithoutShowingTokenOrProof() {
+        String otherNonce = HexFormat.of().formatHex(EndpointProof.mac(TOKEN, NONCE2));
+        String otherToken = HexFormat.of().formatHex(EndpointProof.mac(TOKEN2, NONCE));
+        String[][] cases = {
+                {"wrong nonce", "{\"proof\":\"" + otherNonce + "\"}", "its proof is wrong"},
+                {"wrong token", "{\"proof\":\"" + otherToken + "\"}", "its proof is wrong"},
+                {"upper case", "{\"proof\":\"" + VECTOR.toUpperCase() + "\"}", "not 64 lowercase hex"},
+                {"short", "{\"proof\":\"" + VECTOR.substring(2) + "\"}", "not 64 lowercase hex"},
+                {"long", "{\"proof\":\"" + VECTOR + "00\"}", "not 64 lowercase hex"},
+                {"the token itself", "{\"proof\":\"" + new String(TOKEN, StandardCharsets.US_ASCII) + "\"}", "its proof is wrong"},
+                {"number", "{\"proof\":1}", "no proof"},
+                {"missing", "{\"ok\":true}", "no proof"},
+                {"array", "[\"" + VECTOR + "\"]", "not a JSON object"},
+                {"not JSON", "proof=" + VECTOR, "not a JSON object"},
+                {"empty", "", "not a JSON object"},
+        };
+        for (String[] c : cases) {
+            assertThatThrownBy(() -> EndpointProof.verify(TOKEN, NONCE, c[1].getBytes(StandardCharsets.UTF_8)))
+                    .as(c[0]).isInstanceOf(EndpointProof.Refused.class).hasMessageContaining(c[2])
+                    .hasMessageNotContaining(new String(TOKEN, StandardCharsets.US_ASCII)).hasMessageNotContaining(VECTOR.substring(0, 16));
+        }
+    }
+
+    @Test
+    void nonce_isFresh32Bytes_andTheTargetCarriesItAsLowercaseHex() {
+        byte[] a = EndpointProof.nonce();
+        byte[] b = EndpointProof.nonce();
+        assertThat(a).hasSize(32).isNotEqualTo(b);
+        assertThat(EndpointProof.target(NONCE)).isEqualTo("/v1/endpoint-proof?nonce=" + HexFormat.of().formatHex(NONCE));
+        assertThat(EndpointProof.target(a)).matches("/v1/endpoint-proof\\?nonce=[0-9a-f]{64}");
+    }
+}
