@@ -316,7 +316,7 @@ class AuthorityClientTest {
     void tcpServerCheck_refusal_sendsNothing_theTokenStaysHere(@TempDir Path tmp) throws Exception {
         Path tokenFile = tmp.resolve("token");
         FakeHelper.writeToken(tokenFile, TOKEN);
-        try (FakeHelper h = FakeHelper.tcp(r -> FakeHelper.json(200, "[]"))) {
+        try (FakeHelper h = FakeHelper.tcp(TOKEN, r -> FakeHelper.json(200, "[]"))) {
             List<String> asked = new ArrayList<>();
             AuthorityClient c = AuthorityClient.builder(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), h.port(), tokenFile))
                     .retry(RetryPolicy.NONE).tcpServerCheck((server, local) -> {
@@ -329,6 +329,7 @@ class AuthorityClientTest {
             assertThat(asked).singleElement().asString().startsWith(h.port() + "<-");
             Thread.sleep(100); // let the fake helper read whatever came
             assertThat(h.requests()).as("not a byte sent: no token to a listener of another user").isEmpty();
+            assertThat(h.proofs()).as("the platform's check comes before the endpoint proof").isZero();
         }
     }
 
@@ -336,7 +337,7 @@ class AuthorityClientTest {
     void tcpServerCheck_isGivenTheHelpersEndThenOurs_andPassing_sendsTheRequest(@TempDir Path tmp) throws Exception {
         Path tokenFile = tmp.resolve("token");
         FakeHelper.writeToken(tokenFile, TOKEN);
-        try (FakeHelper h = FakeHelper.tcp(r -> FakeHelper.json(200, "[]"))) {
+        try (FakeHelper h = FakeHelper.tcp(TOKEN, r -> FakeHelper.json(200, "[]"))) {
             List<java.net.InetSocketAddress[]> asked = new ArrayList<>();
             AuthorityClient c = AuthorityClient.builder(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), h.port(), tokenFile))
                     .retry(RetryPolicy.NONE).tcpServerCheck((server, local) -> asked.add(
@@ -346,6 +347,7 @@ class AuthorityClientTest {
             assertThat(asked.get(0)[0]).isEqualTo(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), h.port()));
             assertThat(asked.get(0)[1].getAddress().isLoopbackAddress()).isTrue();
             assertThat(asked.get(0)[1].getPort()).isNotEqualTo(h.port()).isPositive();
+            assertThat(h.proofs()).isEqualTo(1);
             assertThat(h.requests()).singleElement().satisfies(r -> assertThat(r.header("Authorization")).isEqualTo("Bearer " + TOKEN));
         }
     }
