@@ -74,6 +74,9 @@ public class ApiResources {
     @Inject
     ServeContext serve;
 
+    @Inject
+    io.quarkus.vertx.http.HttpServer server;
+
     private RunAuthority authority() {
         return serve.authority();
     }
@@ -207,7 +210,7 @@ public class ApiResources {
             owned += (int) s.runIds().stream().filter(id -> !a.isFenced(id)).count();
         }
         return new Dto.AuthorityView(a.scopeIdHex(), Dto.u64(a.keyGeneration()), a.state(), a.directory(),
-                serve.endpoint().display(), sessions.all().size(), owned, sessions.importCount(),
+                serve.endpoint().bound(server.getPort()).display(), sessions.all().size(), owned, sessions.importCount(),
                 a.outstandingLeases(), byPhase, unreadable);
     }
 

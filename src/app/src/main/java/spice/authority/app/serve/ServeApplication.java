@@ -33,8 +33,12 @@ public final class ServeApplication implements QuarkusApplication {
     private final RequestGate gate;
     private final SessionRegistry sessions;
 
+    private final io.quarkus.vertx.http.HttpServer server;
+
     @Inject
-    ServeApplication(ServeContext ctx, HelperConfig config, RequestGate gate, SessionRegistry sessions) {
+    ServeApplication(ServeContext ctx, HelperConfig config, RequestGate gate, SessionRegistry sessions,
+                     io.quarkus.vertx.http.HttpServer server) {
+        this.server = server;
         this.ctx = ctx;
         this.config = config;
         this.gate = gate;
@@ -43,11 +47,8 @@ public final class ServeApplication implements QuarkusApplication {
 
     @Override
     public int run(String... args) {
-        String shown = ctx.endpoint().display();
-        if (ctx.endpoint() instanceof ServeContext.Endpoint.Tcp t && t.port() == 0) {
-            String actual = System.getProperty("quarkus.http.port");
-            shown = new ServeContext.Endpoint.Tcp(t.host(), Integer.parseInt(actual), t.tokenFile()).display();
-        }
+        // Port 0: the system chose one, and clients must be told which.
+        String shown = ctx.endpoint().bound(server.getPort()).display();
         LOG.infof("authority %s (scope %s, key generation %s) serving on %s", ctx.authority().directory(),
                 ctx.authority().scopeIdHex(), Long.toUnsignedString(ctx.authority().keyGeneration()), shown);
         // SIGTERM and SIGINT end the service normally (exit 0) after draining, rather than the

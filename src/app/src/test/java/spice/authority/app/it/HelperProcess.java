@@ -69,15 +69,12 @@ final class HelperProcess implements AutoCloseable {
      * (With port 0 the helper prints port 0, not the port it got.)
      */
     static HelperProcess startTcp(Path authorityDir, Path tokenFile) throws IOException {
-        int port;
-        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            port = free.getLocalPort();
-        }
-        HelperProcess h = start(command("serve", "--authority-dir", authorityDir.toString(), "--listen", "127.0.0.1:" + port,
+        // Port 0: the helper must print the port the system gave it, which every test then uses.
+        HelperProcess h = start(command("serve", "--authority-dir", authorityDir.toString(), "--listen", "127.0.0.1:0",
                 "--token-file", tokenFile.toString()), null);
-        if (h.port() != port) {
+        if (h.port() == 0) {
             h.process.destroyForcibly();
-            throw new IOException("helper listens on " + h.listeningLine + ", not on port " + port);
+            throw new IOException("helper printed '" + h.listeningLine + "': port 0, not the port it listens on");
         }
         return h;
     }
