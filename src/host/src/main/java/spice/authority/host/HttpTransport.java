@@ -138,7 +138,9 @@ final class HttpTransport {
      *
      * <p>SECURITY: the proof binds this connection, not the port: the request follows on the very
      * connection whose server proved it holds the token, so a server that takes the port between
-     * the proof and the request gets neither.
+     * the proof and the request gets neither. The proof also names the address and port this
+     * connection reached, so a squatter cannot relay the nonce to the helper listening elsewhere and
+     * pass its answer off as its own.
      */
     private void requireTokenHolder(SocketChannel ch, Selector selector, SelectionKey key, Reader reader, byte[] token)
             throws IOException {
@@ -155,7 +157,12 @@ final class HttpTransport {
             } else if (connection != null && connection.toLowerCase(Locale.ROOT).contains("close")) {
                 reason = "it would close the connection after the endpoint proof";
             } else {
-                EndpointProof.verify(token, nonce, r.body());
+                // SECURITY: the proof must name the endpoint this connection reached, so one relayed
+                // from a helper listening elsewhere is refused.
+                if (!(ch.getRemoteAddress() instanceof InetSocketAddress server) || server.getAddress() == null) {
+                    throw new EndpointProof.Refused("the connection's server address is unknown");
+                }
+                EndpointProof.verify(token, nonce, server, r.body());
                 return;
             }
         } catch (EndpointProof.Refused e) {
