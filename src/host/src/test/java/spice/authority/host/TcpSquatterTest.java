@@ -38,7 +38,7 @@ class TcpSquatterTest {
 
     /** What the squatter does with the first request on a connection. */
     enum Mode { WRONG_PROOF, PROOF_OF_ANOTHER_TOKEN, NO_PROOF_FIELD, NOT_FOUND, UNAUTHORIZED, CLOSE, SILENT, UNFRAMED,
-        CONNECTION_CLOSE, NOT_HTTP, HOLDER, RELAY }
+        CONNECTION_CLOSE, NOT_HTTP, HOLDER, RELAY, DRIP }
 
     /** A plain ServerSocket on a loopback port that records every byte of every connection. */
     private static final class Squatter implements AutoCloseable {
@@ -103,6 +103,19 @@ class TcpSquatterTest {
                         + "0".repeat(64) + "\"}").getBytes(StandardCharsets.ISO_8859_1));
                 case CONNECTION_CLOSE -> out.write(json(200, "{\"proof\":\"" + "0".repeat(64) + "\"}", "Connection: close\r\n"));
                 case NOT_HTTP -> out.write("SSH-2.0-OpenSSH_9.6\r\n".getBytes(StandardCharsets.ISO_8859_1));
+                case DRIP -> {
+                    // Slowloris: a byte of an endless header every 100 ms, well inside the read timeout.
+                    out.write("HTTP/1.1 200 OK\r\nX-Pad: ".getBytes(StandardCharsets.ISO_8859_1));
+                    while (true) {
+                        out.flush();
+                        try {
+                            Thread.sleep(100);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                        out.write('a'); // fails once the client has closed the connection
+                    }
+                }
                 case RELAY -> {
                     // A man in the middle: the proof request goes to the real helper on its own
                     // port, and its answer, byte for byte, back to the client.
@@ -253,6 +266,19 @@ class TcpSquatterTest {
     @Test
     void squatter_silent_isRefusedAfterTheTimeout_andNeverGetsTokenOrBody(@TempDir Path tmp) throws Exception {
         assertRefusedAndNothingSent(Mode.SILENT, "no answer to the endpoint proof within 500 ms", tmp);
+    }
+
+    @Test
+    void squatter_drippingItsAnswer_isRefusedWithinTheReadTimeout_andNeverGetsTokenOrBody(@TempDir Path tmp) throws Exception {
+        // Each byte comes well inside the 500 ms read timeout; the whole answer may not take longer.
+        java.util.concurrent.CompletableFuture<Void> done = java.util.concurrent.CompletableFuture.runAsync(() -> {
+            try {
+                assertRefusedAndNothingSent(Mode.DRIP, "no answer to the endpoint proof within 500 ms", tmp);
+            } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        });
+        done.get(10, TimeUnit.SECONDS);
     }
 
     @Test
