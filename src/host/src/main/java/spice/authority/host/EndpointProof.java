@@ -1,5 +1,6 @@
 package spice.authority.host;
 
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
@@ -12,8 +13,15 @@ import javax.crypto.spec.SecretKeySpec;
  * The client's half of the TCP endpoint proof: before the bearer token is sent on a loopback TCP
  * connection, the server on that connection must answer {@code GET /v1/endpoint-proof?nonce=HEX}
  * with {@code {"proof": HEX}}, where the proof is
- * {@code HMAC-SHA256(key = token bytes, message = "spice-authority endpoint proof v1" || 0x00 || nonce)}
- * over a fresh 32-byte nonce. Only a process that holds the token can answer it.
+ * {@code HMAC-SHA256(key = token bytes, message = "spice-authority endpoint proof v2" || 0x00 || nonce || n
+ * || address || port)} over a fresh 32-byte nonce, where {@code address} is the server's IP address
+ * on this connection ({@code n} = 4 or 16 bytes, one byte) and {@code port} its port (two bytes,
+ * big-endian). Only a process that holds the token can answer it.
+ *
+ * <p>SECURITY: the endpoint in the MAC is the one the client connected to, and the helper puts in
+ * the address its own connection was accepted on. A squatter on the client's port that relays the
+ * nonce to the real helper listening elsewhere (another port or address) gets a proof of the
+ * helper's endpoint, not of its own, and the client refuses it: the proof cannot be forwarded.
  *
  * <p>Guarantees: nonces come from {@link SecureRandom}; {@link #verify} compares in constant time
  * and returns nothing: it throws on any answer that is not exactly the expected proof. No message
@@ -23,7 +31,7 @@ final class EndpointProof {
     /** The route, answered by the helper without the token. */
     static final String PATH = "/v1/endpoint-proof";
     /** The domain separation string (ASCII), followed by one 0x00 byte in the MAC input. */
-    static final String DOMAIN = "spice-authority endpoint proof v1";
+    static final String DOMAIN = "spice-authority endpoint proof v2";
     static final int NONCE_BYTES = 32;
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -50,17 +58,28 @@ final class EndpointProof {
         return PATH + "?nonce=" + HexFormat.of().formatHex(nonce);
     }
 
-    /** The expected proof: the MAC of the domain string, 0x00 and {@code nonce} under {@code token}. */
-    static byte[] mac(byte[] token, byte[] nonce) {
+    /**
+     * The expected proof: the MAC of the domain string, 0x00, {@code nonce} and the {@code server}
+     * endpoint (address length, address, port) under {@code token}.
+     */
+    static byte[] mac(byte[] token, byte[] nonce, InetSocketAddress server) {
         if (nonce.length != NONCE_BYTES) {
             throw new IllegalArgumentException("nonce must be " + NONCE_BYTES + " bytes");
         }
+        if (server.getAddress() == null) {
+            throw new IllegalArgumentException("the server's address is not resolved");
+        }
+        byte[] address = server.getAddress().getAddress();
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(token, "HmacSHA256"));
             mac.update(DOMAIN.getBytes(StandardCharsets.US_ASCII));
             mac.update((byte) 0);
             mac.update(nonce);
+            mac.update((byte) address.length);
+            mac.update(address);
+            mac.update((byte) (server.getPort() >>> 8));
+            mac.update((byte) server.getPort());
             return mac.doFinal();
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is not available", null);
@@ -68,12 +87,13 @@ final class EndpointProof {
     }
 
     /**
-     * Checks the server's answer body against the proof of {@code nonce} under {@code token}.
+     * Checks the server's answer body against the proof of {@code nonce} and {@code server} (the
+     * address and port this client connected to) under {@code token}.
      *
      * @throws Refused unless the body is a JSON object whose member {@code proof} is exactly the
      *     expected MAC as 64 lowercase hex digits
      */
-    static void verify(byte[] token, byte[] nonce, byte[] body) throws Refused {
+    static void verify(byte[] token, byte[] nonce, InetSocketAddress server, byte[] body) throws Refused {
         Object proof;
         try {
             proof = Json.object(body).get("proof");
@@ -86,7 +106,7 @@ final class EndpointProof {
         if (hex.length() != NONCE_BYTES * 2 || !hex.chars().allMatch(c -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
             throw new Refused("its proof is not 64 lowercase hex digits");
         }
-        byte[] expected = mac(token, nonce);
+        byte[] expected = mac(token, nonce, server);
         // SECURITY: constant time, so the comparison tells nothing about how much of the MAC matched.
         if (!MessageDigest.isEqual(expected, HexFormat.of().parseHex(hex))) {
             throw new Refused("its proof is wrong");

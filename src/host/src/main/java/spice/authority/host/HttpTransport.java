@@ -126,6 +126,9 @@ final class HttpTransport {
         }
     }
 
+    /** No overall deadline on a {@link Reader}'s reads (each read still has the read timeout). */
+    private static final long NO_DEADLINE = Long.MIN_VALUE;
+
     /** Bound on the body of the endpoint proof's answer ({@code {"proof": "<64 hex>"}}). */
     static final int MAX_PROOF_BYTES = 1024;
 
@@ -138,7 +141,9 @@ final class HttpTransport {
      *
      * <p>SECURITY: the proof binds this connection, not the port: the request follows on the very
      * connection whose server proved it holds the token, so a server that takes the port between
-     * the proof and the request gets neither.
+     * the proof and the request gets neither. The proof also names the address and port this
+     * connection reached, so a squatter cannot relay the nonce to the helper listening elsewhere and
+     * pass its answer off as its own.
      */
     private void requireTokenHolder(SocketChannel ch, Selector selector, SelectionKey key, Reader reader, byte[] token)
             throws IOException {
@@ -148,14 +153,27 @@ final class HttpTransport {
             byte[] ask = ("GET " + EndpointProof.target(nonce) + " HTTP/1.1\r\nHost: localhost\r\nUser-Agent: " + userAgent
                     + "\r\nAccept: application/json\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
             write(ch, selector, key, ByteBuffer.wrap(ask));
-            Response r = reader.response("GET", MAX_PROOF_BYTES, true);
+            // SECURITY: the whole answer within one read timeout, not each read: a squatter that
+            // drips a byte now and then would otherwise hold the client for hours.
+            reader.deadline = System.nanoTime() + readTimeoutMillis * 1_000_000L;
+            Response r;
+            try {
+                r = reader.response("GET", MAX_PROOF_BYTES, true);
+            } finally {
+                reader.deadline = NO_DEADLINE;
+            }
             String connection = r.header("connection");
             if (r.status() != 200) {
                 reason = "it answered HTTP " + r.status() + " to the endpoint proof";
             } else if (connection != null && connection.toLowerCase(Locale.ROOT).contains("close")) {
                 reason = "it would close the connection after the endpoint proof";
             } else {
-                EndpointProof.verify(token, nonce, r.body());
+                // SECURITY: the proof must name the endpoint this connection reached, so one relayed
+                // from a helper listening elsewhere is refused.
+                if (!(ch.getRemoteAddress() instanceof InetSocketAddress server) || server.getAddress() == null) {
+                    throw new EndpointProof.Refused("the connection's server address is unknown");
+                }
+                EndpointProof.verify(token, nonce, server, r.body());
                 return;
             }
         } catch (EndpointProof.Refused e) {
@@ -345,6 +363,8 @@ final class HttpTransport {
         private final SelectionKey key;
         private final ByteBuffer buf = ByteBuffer.allocate(16 * 1024).flip();
         private boolean eof;
+        /** When set (not {@link #NO_DEADLINE}): the {@link System#nanoTime} by which every read must end. */
+        long deadline = NO_DEADLINE;
 
         Reader(SocketChannel ch, Selector selector, SelectionKey key) {
             this.ch = ch;
@@ -520,6 +540,9 @@ final class HttpTransport {
             }
             buf.clear();
             long deadline = System.nanoTime() + readTimeoutMillis * 1_000_000L;
+            if (this.deadline != NO_DEADLINE && this.deadline - deadline < 0) {
+                deadline = this.deadline;
+            }
             try {
                 while (true) {
                     int n = ch.read(buf);

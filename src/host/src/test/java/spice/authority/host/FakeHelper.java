@@ -101,7 +101,7 @@ public final class FakeHelper implements AutoCloseable {
                 Request r = read(in);
                 while (proofToken != null && r.method().equals("GET") && r.target().startsWith("/v1/endpoint-proof?nonce=")) {
                     byte[] nonce = java.util.HexFormat.of().parseHex(r.target().substring("/v1/endpoint-proof?nonce=".length()));
-                    String proof = java.util.HexFormat.of().formatHex(mac(proofToken, nonce));
+                    String proof = java.util.HexFormat.of().formatHex(mac(proofToken, nonce, (InetSocketAddress) ch.getLocalAddress()));
                     synchronized (this) {
                         proofs++; // counted before the answer, which the client may act on at once
                     }
@@ -129,14 +129,21 @@ public final class FakeHelper implements AutoCloseable {
         }
     }
 
-    /** The endpoint proof computed here with javax.crypto, apart from the code under test. */
-    static byte[] mac(byte[] token, byte[] nonce) {
+    /**
+     * The endpoint proof computed here with javax.crypto, apart from the code under test, as the
+     * helper does: for the endpoint {@code local} it accepted the connection at.
+     */
+    static byte[] mac(byte[] token, byte[] nonce, InetSocketAddress local) {
         try {
             javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
             mac.init(new javax.crypto.spec.SecretKeySpec(token, "HmacSHA256"));
-            mac.update("spice-authority endpoint proof v1".getBytes(StandardCharsets.US_ASCII));
+            mac.update("spice-authority endpoint proof v2".getBytes(StandardCharsets.US_ASCII));
             mac.update((byte) 0);
-            return mac.doFinal(nonce);
+            mac.update(nonce);
+            byte[] address = local.getAddress().getAddress();
+            mac.update((byte) address.length);
+            mac.update(address);
+            return mac.doFinal(new byte[] {(byte) (local.getPort() >> 8), (byte) local.getPort()});
         } catch (java.security.GeneralSecurityException e) {
             throw new IllegalStateException(e);
         }

@@ -38,7 +38,7 @@ class TcpSquatterTest {
 
     /** What the squatter does with the first request on a connection. */
     enum Mode { WRONG_PROOF, PROOF_OF_ANOTHER_TOKEN, NO_PROOF_FIELD, NOT_FOUND, UNAUTHORIZED, CLOSE, SILENT, UNFRAMED,
-        CONNECTION_CLOSE, NOT_HTTP, HOLDER }
+        CONNECTION_CLOSE, NOT_HTTP, HOLDER, RELAY, DRIP }
 
     /** A plain ServerSocket on a loopback port that records every byte of every connection. */
     private static final class Squatter implements AutoCloseable {
@@ -48,9 +48,16 @@ class TcpSquatterTest {
         final Semaphore closedConnections = new Semaphore(0);
         final List<Socket> open = new ArrayList<>();
         final Thread thread;
+        /** RELAY: the port of the real helper the proof request is passed to. */
+        final int relayTo;
 
         Squatter(Mode mode) throws IOException {
+            this(mode, -1);
+        }
+
+        Squatter(Mode mode, int relayTo) throws IOException {
             this.mode = mode;
+            this.relayTo = relayTo;
             this.thread = Thread.ofPlatform().daemon().name("squatter").start(this::run);
         }
 
@@ -88,7 +95,7 @@ class TcpSquatterTest {
                 case SILENT -> { }
                 case WRONG_PROOF -> out.write(json(200, "{\"proof\":\"" + "0".repeat(64) + "\"}", ""));
                 case PROOF_OF_ANOTHER_TOKEN -> out.write(json(200, "{\"proof\":\""
-                        + proof("not-the-token".getBytes(StandardCharsets.US_ASCII), head) + "\"}", ""));
+                        + proof("not-the-token".getBytes(StandardCharsets.US_ASCII), head, s) + "\"}", ""));
                 case NO_PROOF_FIELD -> out.write(json(200, "{\"status\":\"ok\"}", ""));
                 case NOT_FOUND -> out.write(json(404, "{\"code\":\"not_found\"}", ""));
                 case UNAUTHORIZED -> out.write(json(401, "{\"code\":\"unauthorized\"}", ""));
@@ -96,8 +103,35 @@ class TcpSquatterTest {
                         + "0".repeat(64) + "\"}").getBytes(StandardCharsets.ISO_8859_1));
                 case CONNECTION_CLOSE -> out.write(json(200, "{\"proof\":\"" + "0".repeat(64) + "\"}", "Connection: close\r\n"));
                 case NOT_HTTP -> out.write("SSH-2.0-OpenSSH_9.6\r\n".getBytes(StandardCharsets.ISO_8859_1));
+                case DRIP -> {
+                    // Slowloris: a byte of an endless header every 100 ms, well inside the read timeout.
+                    out.write("HTTP/1.1 200 OK\r\nX-Pad: ".getBytes(StandardCharsets.ISO_8859_1));
+                    while (true) {
+                        out.flush();
+                        try {
+                            Thread.sleep(100);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                        out.write('a'); // fails once the client has closed the connection
+                    }
+                }
+                case RELAY -> {
+                    // A man in the middle: the proof request goes to the real helper on its own
+                    // port, and its answer, byte for byte, back to the client.
+                    try (Socket helper = new Socket(InetAddress.getLoopbackAddress(), relayTo)) {
+                        helper.setSoTimeout(5_000);
+                        helper.getOutputStream().write(head.getBytes(StandardCharsets.ISO_8859_1));
+                        InputStream h = helper.getInputStream();
+                        String answer = readHead(h, false);
+                        Matcher m = Pattern.compile("(?i)content-length: *(\\d+)").matcher(answer);
+                        assertThat(m.find()).as(answer).isTrue();
+                        out.write(answer.getBytes(StandardCharsets.ISO_8859_1));
+                        out.write(h.readNBytes(Integer.parseInt(m.group(1))));
+                    }
+                }
                 case HOLDER -> {
-                    out.write(json(200, "{\"proof\":\"" + proof(TOKEN.getBytes(StandardCharsets.US_ASCII), head) + "\"}", ""));
+                    out.write(json(200, "{\"proof\":\"" + proof(TOKEN.getBytes(StandardCharsets.US_ASCII), head, s) + "\"}", ""));
                     readHead(in);
                     out.write(json(200, "[]", "Connection: close\r\n"));
                 }
@@ -118,24 +152,31 @@ class TcpSquatterTest {
         }
 
         private String readHead(InputStream in) throws IOException {
+            return readHead(in, true);
+        }
+
+        private String readHead(InputStream in, boolean record) throws IOException {
             StringBuilder head = new StringBuilder();
             while (!head.toString().endsWith("\r\n\r\n")) {
                 int b = in.read();
                 if (b < 0) {
                     throw new IOException("eof");
                 }
-                record(b);
+                if (record) {
+                    record(b);
+                }
                 head.append((char) b);
             }
             return head.toString();
         }
 
-        private static String proof(byte[] token, String head) {
+        private static String proof(byte[] token, String head, Socket s) {
             Matcher m = NONCE.matcher(head);
             if (!m.lookingAt()) {
                 return "0".repeat(64);
             }
-            return HexFormat.of().formatHex(FakeHelper.mac(token, HexFormat.of().parseHex(m.group(1))));
+            return HexFormat.of().formatHex(FakeHelper.mac(token, HexFormat.of().parseHex(m.group(1)),
+                    (java.net.InetSocketAddress) s.getLocalSocketAddress()));
         }
 
         private static byte[] json(int status, String body, String extraHeaders) {
@@ -228,6 +269,19 @@ class TcpSquatterTest {
     }
 
     @Test
+    void squatter_drippingItsAnswer_isRefusedWithinTheReadTimeout_andNeverGetsTokenOrBody(@TempDir Path tmp) throws Exception {
+        // Each byte comes well inside the 500 ms read timeout; the whole answer may not take longer.
+        java.util.concurrent.CompletableFuture<Void> done = java.util.concurrent.CompletableFuture.runAsync(() -> {
+            try {
+                assertRefusedAndNothingSent(Mode.DRIP, "no answer to the endpoint proof within 500 ms", tmp);
+            } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        });
+        done.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
     void squatter_answerFramedByTheEndOfTheConnection_isRefused_andNeverGetsTokenOrBody(@TempDir Path tmp) throws Exception {
         assertRefusedAndNothingSent(Mode.UNFRAMED, "neither Content-Length nor chunked framing", tmp);
     }
@@ -240,6 +294,29 @@ class TcpSquatterTest {
     @Test
     void squatter_notHttp_isRefused_andNeverGetsTokenOrBody(@TempDir Path tmp) throws Exception {
         assertRefusedAndNothingSent(Mode.NOT_HTTP, "malformed status line", tmp);
+    }
+
+    /**
+     * A man in the middle: the squatter holds the client's port and passes the proof request to
+     * the real helper, which listens on another port and holds the token. The helper's proof names
+     * the endpoint it was reached at, not the squatter's, so the client refuses it and sends the
+     * squatter nothing more. Without the endpoint in the MAC the relayed proof passed and the
+     * squatter got the token and the body.
+     */
+    @Test
+    void squatter_relayingTheProofToTheRealHelper_isRefused_andNeverGetsTokenOrBody(@TempDir Path tmp) throws Exception {
+        FakeHelper helper = FakeHelper.tcp(TOKEN, r -> FakeHelper.json(200, "{}"));
+        try (Squatter s = new Squatter(Mode.RELAY, helper.port())) {
+            Throwable t = signAgainst(s, tmp);
+            s.awaitClosed(1);
+            assertThat(helper.proofs()).as("the real helper answered the relayed proof").isEqualTo(1);
+            assertThat(t).isInstanceOf(HelperUntrusted.class).hasMessageContaining("its proof is wrong")
+                    .hasMessageNotContaining(TOKEN);
+            assertThat(s.recorded()).startsWith(PROOF_REQUEST).doesNotContain(TOKEN).doesNotContain("Authorization")
+                    .doesNotContain("SECRET-AGENT-CONVERSATION");
+        } finally {
+            helper.close();
+        }
     }
 
     @Test

@@ -181,7 +181,15 @@ public class ApiResources {
         if (nonces.size() != 1) {
             throw ApiException.invalidRequest(EndpointProof.NONCE_RULE + ", given once");
         }
-        return new Dto.EndpointProofResponse(EndpointProof.proof(serve.bearerToken(), EndpointProof.nonce(nonces.get(0))));
+        byte[] nonce = EndpointProof.nonce(nonces.get(0));
+        // SECURITY: the proof names this helper's end of the connection, so a squatter elsewhere
+        // cannot relay a client's nonce here and hand the answer on as its own.
+        io.vertx.core.net.SocketAddress local = rc.request().localAddress();
+        if (local == null) {
+            throw new IllegalStateException("the connection's local address is unknown");
+        }
+        return new Dto.EndpointProofResponse(EndpointProof.proof(serve.bearerToken(), nonce,
+                EndpointProof.local(local.hostAddress()), local.port()));
     }
 
     // ---- authority --------------------------------------------------------------------------

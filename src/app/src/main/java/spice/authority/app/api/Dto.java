@@ -41,7 +41,9 @@ public final class Dto {
 
     /** The answer of {@code GET /v1/endpoint-proof}: a MAC of the nonce under the token, never the token. */
     public record EndpointProofResponse(@Schema(name = "proof", description = "HMAC-SHA256 under the bearer token of "
-            + "\"spice-authority endpoint proof v1\", one 0x00 byte and the nonce's 32 bytes, as 64 lowercase hex digits")
+            + "\"spice-authority endpoint proof v2\", one 0x00 byte, the nonce's 32 bytes, then the helper's end of the "
+            + "connection: its address length (one byte, 4 or 16), address and port (two bytes, big-endian); as 64 "
+            + "lowercase hex digits")
                                         String proof) implements Json.Body {
         @Override
         public void write(JsonGenerator g) throws IOException {

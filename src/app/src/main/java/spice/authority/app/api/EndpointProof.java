@@ -1,5 +1,6 @@
 package spice.authority.app.api;
 
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.util.HexFormat;
@@ -10,9 +11,15 @@ import javax.crypto.spec.SecretKeySpec;
  * The helper's half of the TCP endpoint proof ({@code GET /v1/endpoint-proof?nonce=HEX}): before a
  * client sends its bearer token on a loopback TCP connection, it asks the server on that
  * connection to prove it holds the token, with a fresh 32-byte nonce. The proof is
- * {@code HMAC-SHA256(key = token bytes, message = "spice-authority endpoint proof v1" || 0x00 || nonce)},
- * as 64 lowercase hex digits. A process squatting on the port does not hold the token and cannot
+ * {@code HMAC-SHA256(key = token bytes, message = "spice-authority endpoint proof v2" || 0x00 || nonce
+ * || n || address || port)}, as 64 lowercase hex digits, where {@code address} and {@code port} are
+ * the helper's own end of the connection the request came on ({@code n} = 4 or 16, one byte; the
+ * port as two bytes, big-endian). A process squatting on the port does not hold the token and cannot
  * answer it, so the client refuses it before the token or any body leaves the client.
+ *
+ * <p>SECURITY: the endpoint in the MAC is where this helper accepted the connection, and the client
+ * checks it against where it connected: a squatter on another port or address that relays a
+ * client's nonce here gets a proof of this helper's endpoint, which its client refuses.
  *
  * <p>Guarantees: the nonce is accepted only as exactly 64 lowercase hex digits (32 bytes); the
  * answer is a MAC of the token, never the token, and no message of this class contains the token
@@ -21,7 +28,7 @@ import javax.crypto.spec.SecretKeySpec;
  */
 final class EndpointProof {
     /** The domain separation string (ASCII), followed by one 0x00 byte in the MAC input. */
-    static final String DOMAIN = "spice-authority endpoint proof v1";
+    static final String DOMAIN = "spice-authority endpoint proof v2";
     /** Length of a nonce in bytes. */
     static final int NONCE_BYTES = 32;
     /** The route, matched exactly (method GET) by the transport guard. */
@@ -49,8 +56,24 @@ final class EndpointProof {
         return HexFormat.of().parseHex(hex);
     }
 
-    /** The proof for {@code nonce} under {@code token}, as 64 lowercase hex digits. */
-    static String proof(byte[] token, byte[] nonce) {
+    /**
+     * The helper's end of a connection as the MAC names it: {@code host} must be a numeric IP
+     * address literal (as Vert.x reports it; an IPv4-mapped IPv6 address is its IPv4 address).
+     *
+     * @throws IllegalArgumentException unless {@code host} is an IP address literal
+     */
+    static InetAddress local(String host) {
+        if (host == null) {
+            throw new IllegalArgumentException("the connection's local address is unknown");
+        }
+        return InetAddress.ofLiteral(host);
+    }
+
+    /**
+     * The proof for {@code nonce} under {@code token} on a connection accepted at
+     * {@code local}:{@code port}, as 64 lowercase hex digits.
+     */
+    static String proof(byte[] token, byte[] nonce, InetAddress local, int port) {
         if (nonce.length != NONCE_BYTES) {
             throw new IllegalArgumentException("nonce must be " + NONCE_BYTES + " bytes");
         }
@@ -63,6 +86,11 @@ final class EndpointProof {
             mac.update(DOMAIN.getBytes(StandardCharsets.US_ASCII));
             mac.update((byte) 0);
             mac.update(nonce);
+            byte[] address = local.getAddress();
+            mac.update((byte) address.length);
+            mac.update(address);
+            mac.update((byte) (port >>> 8));
+            mac.update((byte) port);
             return HexFormat.of().formatHex(mac.doFinal());
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is not available", null);

@@ -3,6 +3,7 @@ package spice.authority.app.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import javax.crypto.Mac;
@@ -13,26 +14,48 @@ import org.junit.jupiter.api.Test;
 class EndpointProofTest {
     private static final byte[] TOKEN = "feedface".repeat(8).getBytes(StandardCharsets.US_ASCII);
     private static final String NONCE = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
-    /** Computed with OpenSSL and Python's hmac: HMAC-SHA256(TOKEN, DOMAIN || 0x00 || NONCE). */
-    private static final String VECTOR = "deaaf55ce666ec699a7b6a39edc618360b2ddabfd4617d5dbb7174fc01aa87d5";
+    private static final InetAddress LOOPBACK = InetAddress.ofLiteral("127.0.0.1");
+    /** Computed with Python's hmac: HMAC-SHA256(TOKEN, DOMAIN || 0x00 || NONCE || 4 || 127.0.0.1 || 8421 big-endian). */
+    private static final String VECTOR = "71e7d4c20286b9e8dc4f471fd77b02042b4e68bd29fa5df2fff92913d7fb68b9";
     private static final byte[] TOKEN2 = "0123456789abcdef".repeat(4).getBytes(StandardCharsets.US_ASCII);
     private static final String NONCE2 = "ff".repeat(32);
-    private static final String VECTOR2 = "803511f14d8642e6b8fc4dfe485dfbb517d8d5152d9936be1b9855c1e1e295d0";
+    /** The same for TOKEN2, NONCE2 and [::1]:65535 (address length 16). */
+    private static final String VECTOR2 = "7c526d496ca17a29daa69509669dfa731ec74ca2657f5997f3316c20af796b6b";
 
     @Test
     void proof_fixedVectors_matchOpenSslAndJavaxCryptoDirectly() throws Exception {
-        assertThat(EndpointProof.proof(TOKEN, EndpointProof.nonce(NONCE))).isEqualTo(VECTOR);
-        assertThat(EndpointProof.proof(TOKEN2, EndpointProof.nonce(NONCE2))).isEqualTo(VECTOR2);
+        assertThat(EndpointProof.proof(TOKEN, EndpointProof.nonce(NONCE), LOOPBACK, 8421)).isEqualTo(VECTOR);
+        assertThat(EndpointProof.proof(TOKEN2, EndpointProof.nonce(NONCE2), EndpointProof.local("0:0:0:0:0:0:0:1"), 65535))
+                .isEqualTo(VECTOR2);
         Mac direct = Mac.getInstance("HmacSHA256");
-        direct.init(new SecretKeySpec(TOKEN2, "HmacSHA256"));
-        direct.update("spice-authority endpoint proof v1\0".getBytes(StandardCharsets.US_ASCII));
-        assertThat(HexFormat.of().formatHex(direct.doFinal(HexFormat.of().parseHex(NONCE2)))).isEqualTo(VECTOR2);
+        direct.init(new SecretKeySpec(TOKEN, "HmacSHA256"));
+        direct.update("spice-authority endpoint proof v2\0".getBytes(StandardCharsets.US_ASCII));
+        direct.update(HexFormat.of().parseHex(NONCE));
+        assertThat(HexFormat.of().formatHex(direct.doFinal(new byte[] {4, 127, 0, 0, 1, (byte) (8421 >> 8), (byte) 8421})))
+                .isEqualTo(VECTOR);
+    }
+
+    @Test
+    void proof_namesTheHelpersEndOfTheConnection_soARelayedProofDiffers() {
+        byte[] nonce = EndpointProof.nonce(NONCE);
+        String here = EndpointProof.proof(TOKEN, nonce, LOOPBACK, 8421);
+        assertThat(EndpointProof.proof(TOKEN, nonce, LOOPBACK, 8422)).isNotEqualTo(here);
+        assertThat(EndpointProof.proof(TOKEN, nonce, InetAddress.ofLiteral("127.0.0.2"), 8421)).isNotEqualTo(here);
+        // An IPv4-mapped address (a dual-stack listener) is the IPv4 address the client connected to.
+        assertThat(EndpointProof.proof(TOKEN, nonce, EndpointProof.local("::ffff:127.0.0.1"), 8421)).isEqualTo(here);
+    }
+
+    @Test
+    void local_onlyAnIpLiteral_neverAName() {
+        for (String bad : new String[] {null, "localhost", "", "127.0.0.1:8421"}) {
+            assertThat(catchThrowableOfType(IllegalArgumentException.class, () -> EndpointProof.local(bad))).as(bad).isNotNull();
+        }
     }
 
     @Test
     void proof_isNeverTheToken_andDependsOnTheNonce() {
-        String a = EndpointProof.proof(TOKEN, EndpointProof.nonce(NONCE));
-        String b = EndpointProof.proof(TOKEN, EndpointProof.nonce(NONCE2));
+        String a = EndpointProof.proof(TOKEN, EndpointProof.nonce(NONCE), LOOPBACK, 8421);
+        String b = EndpointProof.proof(TOKEN, EndpointProof.nonce(NONCE2), LOOPBACK, 8421);
         assertThat(a).isNotEqualTo(b).doesNotContain(new String(TOKEN, StandardCharsets.US_ASCII)).matches("[0-9a-f]{64}");
     }
 

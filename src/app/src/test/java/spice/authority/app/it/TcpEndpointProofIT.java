@@ -70,12 +70,15 @@ class TcpEndpointProofIT {
         }
     }
 
-    private static String mac(String token, byte[] nonce) throws Exception {
+    /** The proof computed here, apart from the helper: for the nonce and the helper's own 127.0.0.1:port. */
+    private String mac(String token, byte[] nonce) throws Exception {
         Mac mac = Mac.getInstance("HmacSHA256");
         mac.init(new SecretKeySpec(token.getBytes(StandardCharsets.US_ASCII), "HmacSHA256"));
-        mac.update("spice-authority endpoint proof v1".getBytes(StandardCharsets.US_ASCII));
+        mac.update("spice-authority endpoint proof v2".getBytes(StandardCharsets.US_ASCII));
         mac.update((byte) 0);
-        return HexFormat.of().formatHex(mac.doFinal(nonce));
+        mac.update(nonce);
+        mac.update(new byte[] {4, 127, 0, 0, 1});
+        return HexFormat.of().formatHex(mac.doFinal(new byte[] {(byte) (helper.port() >> 8), (byte) helper.port()}));
     }
 
     private static byte[] nonce() {
@@ -153,5 +156,55 @@ class TcpEndpointProofIT {
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as(out).isZero();
         assertThat(out).contains("http://127.0.0.1:" + helper.port()).doesNotContain(token);
+    }
+
+    /**
+     * A man in the middle: a process holds the port the client was given and relays every byte
+     * both ways to the real helper on its own port. The helper answers the relayed proof, but for
+     * its own endpoint, so the client refuses it and the relay never sees the token or the body.
+     * Before the endpoint was in the MAC the relayed proof passed and the relay read the token.
+     */
+    @Test
+    void relayToTheHelperFromAnotherPort_getsNeitherTheTokenNorTheBody() throws Exception {
+        java.io.ByteArrayOutputStream seen = new java.io.ByteArrayOutputStream();
+        try (java.net.ServerSocket relay = new java.net.ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            Thread t = Thread.ofPlatform().daemon().start(() -> {
+                while (!relay.isClosed()) {
+                    try (Socket c = relay.accept(); Socket h = new Socket(InetAddress.getLoopbackAddress(), helper.port())) {
+                        Thread back = Thread.ofPlatform().daemon().start(() -> {
+                            try {
+                                h.getInputStream().transferTo(c.getOutputStream());
+                            } catch (IOException e) {
+                                // either end closed
+                            }
+                        });
+                        InputStream in = c.getInputStream();
+                        for (int b; (b = in.read()) >= 0; ) {
+                            synchronized (seen) {
+                                seen.write(b);
+                            }
+                            h.getOutputStream().write(b);
+                        }
+                        back.join(5_000);
+                    } catch (IOException | InterruptedException e) {
+                        // the relay closed, or one end did
+                    }
+                }
+            });
+            AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), relay.getLocalPort(),
+                    tokenFile)).build();
+            Throwable refused = org.assertj.core.api.Assertions.catchThrowable(client::openSession);
+            assertThat(refused).isInstanceOf(spice.authority.host.HelperUntrusted.class)
+                    .hasMessageContaining("its proof is wrong").hasMessageNotContaining(token);
+            relay.close();
+            t.join(5_000);
+        }
+        String got;
+        synchronized (seen) {
+            got = seen.toString(StandardCharsets.ISO_8859_1);
+        }
+        // The relay passed the proof request on (the helper answered it), and nothing after it.
+        assertThat(got).startsWith("GET /v1/endpoint-proof?nonce=").doesNotContain(token).doesNotContain("Authorization")
+                .doesNotContain("/v1/sessions");
     }
 }
