@@ -27,19 +27,24 @@ interface Iphlpapi extends StdCallLibrary {
                             int Reserved);
 
     /**
-     * {@code typedef struct _MIB_TCPROW_OWNER_PID { DWORD dwState; DWORD dwLocalAddr; DWORD
-     * dwLocalPort; DWORD dwRemoteAddr; DWORD dwRemotePort; DWORD dwOwningPid; }} (24 bytes)
+     * {@code typedef struct _MIB_TCPROW_OWNER_MODULE { DWORD dwState; DWORD dwLocalAddr; DWORD
+     * dwLocalPort; DWORD dwRemoteAddr; DWORD dwRemotePort; DWORD dwOwningPid; LARGE_INTEGER
+     * liCreateTimestamp; ULONGLONG OwningModuleInfo[TCPIP_OWNING_MODULE_SIZE]; }} (160 bytes;
+     * {@code TCPIP_OWNING_MODULE_SIZE} is 16)
      */
-    @Structure.FieldOrder({"dwState", "dwLocalAddr", "dwLocalPort", "dwRemoteAddr", "dwRemotePort", "dwOwningPid"})
-    final class MIB_TCPROW_OWNER_PID extends Structure {
+    @Structure.FieldOrder({"dwState", "dwLocalAddr", "dwLocalPort", "dwRemoteAddr", "dwRemotePort", "dwOwningPid",
+            "liCreateTimestamp", "OwningModuleInfo"})
+    final class MIB_TCPROW_OWNER_MODULE extends Structure {
         public int dwState;
         public int dwLocalAddr;
         public int dwLocalPort;
         public int dwRemoteAddr;
         public int dwRemotePort;
         public int dwOwningPid;
+        public long liCreateTimestamp;
+        public long[] OwningModuleInfo = new long[16];
 
-        public MIB_TCPROW_OWNER_PID() {
+        public MIB_TCPROW_OWNER_MODULE() {
             super(ALIGN_MSVC);
         }
 
@@ -49,13 +54,14 @@ interface Iphlpapi extends StdCallLibrary {
     }
 
     /**
-     * {@code typedef struct _MIB_TCP6ROW_OWNER_PID { UCHAR ucLocalAddr[16]; DWORD dwLocalScopeId;
+     * {@code typedef struct _MIB_TCP6ROW_OWNER_MODULE { UCHAR ucLocalAddr[16]; DWORD dwLocalScopeId;
      * DWORD dwLocalPort; UCHAR ucRemoteAddr[16]; DWORD dwRemoteScopeId; DWORD dwRemotePort; DWORD
-     * dwState; DWORD dwOwningPid; }} (56 bytes)
+     * dwState; DWORD dwOwningPid; LARGE_INTEGER liCreateTimestamp; ULONGLONG
+     * OwningModuleInfo[TCPIP_OWNING_MODULE_SIZE]; }} (192 bytes)
      */
     @Structure.FieldOrder({"ucLocalAddr", "dwLocalScopeId", "dwLocalPort", "ucRemoteAddr", "dwRemoteScopeId",
-            "dwRemotePort", "dwState", "dwOwningPid"})
-    final class MIB_TCP6ROW_OWNER_PID extends Structure {
+            "dwRemotePort", "dwState", "dwOwningPid", "liCreateTimestamp", "OwningModuleInfo"})
+    final class MIB_TCP6ROW_OWNER_MODULE extends Structure {
         public byte[] ucLocalAddr = new byte[16];
         public int dwLocalScopeId;
         public int dwLocalPort;
@@ -64,8 +70,10 @@ interface Iphlpapi extends StdCallLibrary {
         public int dwRemotePort;
         public int dwState;
         public int dwOwningPid;
+        public long liCreateTimestamp;
+        public long[] OwningModuleInfo = new long[16];
 
-        public MIB_TCP6ROW_OWNER_PID() {
+        public MIB_TCP6ROW_OWNER_MODULE() {
             super(ALIGN_MSVC);
         }
 
@@ -75,15 +83,15 @@ interface Iphlpapi extends StdCallLibrary {
     }
 
     /**
-     * {@code typedef struct _MIB_TCPTABLE_OWNER_PID { DWORD dwNumEntries; MIB_TCPROW_OWNER_PID
-     * table[ANY_SIZE]; }} (one row shown; the IPv6 table has the same header)
+     * {@code typedef struct _MIB_TCPTABLE_OWNER_MODULE { DWORD dwNumEntries; MIB_TCPROW_OWNER_MODULE
+     * table[ANY_SIZE]; }} (one row shown; the rows are 8-byte aligned, so {@code table} is at 8)
      */
     @Structure.FieldOrder({"dwNumEntries", "table"})
-    final class MIB_TCPTABLE_OWNER_PID extends Structure {
+    final class MIB_TCPTABLE_OWNER_MODULE extends Structure {
         public int dwNumEntries;
-        public MIB_TCPROW_OWNER_PID[] table = new MIB_TCPROW_OWNER_PID[1];
+        public MIB_TCPROW_OWNER_MODULE[] table = new MIB_TCPROW_OWNER_MODULE[1];
 
-        public MIB_TCPTABLE_OWNER_PID() {
+        public MIB_TCPTABLE_OWNER_MODULE() {
             super(ALIGN_MSVC);
         }
 
@@ -92,13 +100,16 @@ interface Iphlpapi extends StdCallLibrary {
         }
     }
 
-    /** {@code typedef struct _MIB_TCP6TABLE_OWNER_PID { DWORD dwNumEntries; MIB_TCP6ROW_OWNER_PID table[ANY_SIZE]; }} */
+    /**
+     * {@code typedef struct _MIB_TCP6TABLE_OWNER_MODULE { DWORD dwNumEntries; MIB_TCP6ROW_OWNER_MODULE
+     * table[ANY_SIZE]; }} ({@code table} at 8)
+     */
     @Structure.FieldOrder({"dwNumEntries", "table"})
-    final class MIB_TCP6TABLE_OWNER_PID extends Structure {
+    final class MIB_TCP6TABLE_OWNER_MODULE extends Structure {
         public int dwNumEntries;
-        public MIB_TCP6ROW_OWNER_PID[] table = new MIB_TCP6ROW_OWNER_PID[1];
+        public MIB_TCP6ROW_OWNER_MODULE[] table = new MIB_TCP6ROW_OWNER_MODULE[1];
 
-        public MIB_TCP6TABLE_OWNER_PID() {
+        public MIB_TCP6TABLE_OWNER_MODULE() {
             super(ALIGN_MSVC);
         }
 

@@ -73,7 +73,7 @@ final class JnaWindowsCalls implements WindowsCalls {
     }
 
     @Override
-    public byte[] processUserSid(int pid) throws WindowsException {
+    public ProcessUser processUser(int pid) throws WindowsException {
         Pointer p = Doors.KERNEL32.OpenProcess(Win32.PROCESS_QUERY_LIMITED_INFORMATION, false, pid);
         if (p == null) {
             int err = Native.getLastError();
@@ -83,7 +83,10 @@ final class JnaWindowsCalls implements WindowsCalls {
             throw WindowsException.win32("OpenProcess", err);
         }
         try {
-            return tokenUserSid(p);
+            // SECURITY: the SID and the creation time come from this one handle, so both describe
+            // the same process even if the pid is reused meanwhile.
+            byte[] sid = tokenUserSid(p);
+            return new ProcessUser(sid, creationTime(p));
         } finally {
             Doors.KERNEL32.CloseHandle(p);
         }
@@ -124,7 +127,8 @@ final class JnaWindowsCalls implements WindowsCalls {
         // The table can be megabytes: its native copy is freed here, not left to the cleaner.
         try (Memory m = new Memory(buf.length)) {
             IntByReference size = new IntByReference(buf.length);
-            int r = Doors.IPHLPAPI.GetExtendedTcpTable(m, size, false, family, Win32.TCP_TABLE_OWNER_PID_CONNECTIONS, 0);
+            int r = Doors.IPHLPAPI.GetExtendedTcpTable(m, size, false, family,
+                    Win32.TCP_TABLE_OWNER_MODULE_CONNECTIONS, 0);
             if (r == Win32.ERROR_INSUFFICIENT_BUFFER) {
                 int needed = size.getValue();
                 // A DWORD size of 2^31 or more reads as negative: pass it on as "more than the
@@ -407,8 +411,13 @@ final class JnaWindowsCalls implements WindowsCalls {
 
     @Override
     public long processCreationTime(long process) throws WindowsException {
+        return creationTime(h(process));
+    }
+
+    /** {@code GetProcessTimes}' creation time of an open process, 100 ns ticks since 1601 UTC. */
+    private static long creationTime(Pointer process) throws WindowsException {
         Kernel32.FILETIME creation = new Kernel32.FILETIME();
-        if (!Doors.KERNEL32.GetProcessTimes(h(process), creation, new Kernel32.FILETIME(), new Kernel32.FILETIME(),
+        if (!Doors.KERNEL32.GetProcessTimes(process, creation, new Kernel32.FILETIME(), new Kernel32.FILETIME(),
                 new Kernel32.FILETIME())) {
             throw lastError("GetProcessTimes");
         }

@@ -2,7 +2,8 @@ package spice.authority.os.windows;
 
 /**
  * Whether a process runs as the helper's own user: the user SID of its token compared with ours.
- * Shared by the TCP peer check and the process watcher's same-user answer.
+ * Shared by the TCP peer check (which also takes the process's creation time, read through the
+ * same handle as the SID) and the process watcher's same-user answer.
  *
  * <p><b>Guarantees.</b> Unknown is never "same user": a process or token that cannot be opened
  * or read, or a SID that does not parse, throws; only an equal SID answers {@link Owner#SAME}.
@@ -40,27 +41,45 @@ final class ProcessUsers {
     }
 
     /**
+     * The owner of whatever process holds {@code pid} now.
+     *
      * @throws UnknownOwnerException when the process or its token cannot be read, or its SID does
      *     not parse
      */
     Owner owner(long pid) throws UnknownOwnerException {
+        return identify(pid).owner();
+    }
+
+    /**
+     * What the process holding {@code pid} is: its owner and its creation time, both read through
+     * one handle of it ({@link WindowsCalls#processUser}), so they describe the same process.
+     *
+     * @return the owner, with the creation time (100 ns ticks since 1601 UTC; 0 when
+     *     {@link Owner#GONE})
+     * @throws UnknownOwnerException when the process or its token cannot be read, or its SID does
+     *     not parse
+     */
+    Identity identify(long pid) throws UnknownOwnerException {
         if (pid <= 0 || pid > 0xFFFF_FFFFL) {
-            return Owner.GONE;
+            return new Identity(Owner.GONE, 0);
         }
-        byte[] sid;
+        WindowsCalls.ProcessUser p;
         try {
-            sid = calls.processUserSid((int) pid);
+            p = calls.processUser((int) pid);
         } catch (WindowsException e) {
             throw new UnknownOwnerException("cannot read the user of process " + pid + " (" + e.getMessage() + ")");
         }
-        if (sid == null) {
-            return Owner.GONE;
+        if (p == null) {
+            return new Identity(Owner.GONE, 0);
         }
         try {
             // SECURITY: compared as parsed SIDs, so trailing bytes or a wrong revision never match.
-            return Sid.fromBinary(sid).equals(user) ? Owner.SAME : Owner.OTHER;
+            return new Identity(Sid.fromBinary(p.userSid()).equals(user) ? Owner.SAME : Owner.OTHER, p.creationTime());
         } catch (MalformedDescriptorException e) {
             throw new UnknownOwnerException("the user SID of process " + pid + " does not parse");
         }
     }
+
+    /** A process's owner and creation time (100 ns ticks since 1601 UTC), read from one handle. */
+    record Identity(Owner owner, long creationTime) {}
 }

@@ -7,22 +7,30 @@ import java.util.List;
 
 /**
  * Proves that the client end of a loopback TCP connection to the helper belongs to a process of
- * the helper's own user: the owning pid of the client's row in {@code GetExtendedTcpTable}
- * ({@code TCP_TABLE_OWNER_PID_CONNECTIONS}), then the user SID of that process's token.
+ * the helper's own user: the owning pid and creation time of the client's row in
+ * {@code GetExtendedTcpTable} ({@code TCP_TABLE_OWNER_MODULE_CONNECTIONS}), then the user SID and
+ * creation time of that process, both read through one handle of it.
  *
  * <p>The client's row is the one whose <em>local</em> end is the peer's address and port (as the
  * helper sees the connection) and whose <em>remote</em> end is the helper's own address and port.
  * The helper's accepted socket has the mirror row; it is never matched.
  *
+ * <p>Windows names the process that <em>created</em> the socket as its owner. That process may
+ * hand the socket to another one and exit, and its pid may then be reused by an unrelated process.
+ * A process created after the connection cannot have created it, so such a pid is refused as
+ * reused; a connection whose creation time is unknown (0) is refused too.
+ *
  * <p><b>Guarantees.</b> Fails closed: the peer is refused (an {@link IOException} naming why)
  * when no row or more than one row matches, when the owning pid is 0 (Idle) or 4 (System), when
- * the process is gone, runs as another user, or its user cannot be read, and when the table cannot
- * be read or keeps growing beyond {@link #MAX_ATTEMPTS} reads or {@link #MAX_TABLE_BYTES}. Unknown
- * is never "same user".
+ * the row's creation time is 0, when the process is gone, was created after the connection, runs
+ * as another user, or its user cannot be read, and when the table cannot be read or keeps growing
+ * beyond {@link #MAX_ATTEMPTS} reads or {@link #MAX_TABLE_BYTES}. Unknown is never "same user".
  *
  * <p>RACE: the pid is the owner at the time of the read. The client process may exit and its pid
  * be reused right after; the session layer binds a pid to a start time and re-checks the user
- * before trusting it, and the bearer token is still required on every request.
+ * before trusting it, and the bearer token is still required on every request. A pid reused by a
+ * process created before the connection (the creator exited after it) is not detected: the
+ * creation times cannot tell it apart.
  */
 final class TcpPeerCheck {
 
@@ -77,16 +85,31 @@ final class TcpPeerCheck {
         if (pid == 0 || pid == 4) {
             throw refused(peer, "its connection is owned by pid " + pid + ", a system process");
         }
-        ProcessUsers.Owner owner;
+        // SECURITY: without the connection's creation time a reused pid cannot be told apart.
+        if (match.created() <= 0) { // 0: not recorded; negative (top bit set): not a time
+            throw refused(peer, "its connection has no creation time, so its owner pid " + pid
+                    + " cannot be confirmed");
+        }
+        ProcessUsers.Identity who;
         try {
-            owner = users.owner(pid);
+            who = users.identify(pid);
         } catch (ProcessUsers.UnknownOwnerException e) {
             throw refused(peer, e.getMessage());
         }
-        return switch (owner) {
-            case SAME -> pid;
-            case OTHER -> throw refused(peer, "process " + pid + " runs as another user");
+        return switch (who.owner()) {
             case GONE -> throw refused(peer, "process " + pid + " that owns it no longer exists");
+            case OTHER -> throw refused(peer, "process " + pid + " runs as another user");
+            case SAME -> {
+                if (who.creationTime() <= 0) {
+                    throw refused(peer, "process " + pid + " has no creation time");
+                }
+                // SECURITY: the process that created the socket existed before it; a process
+                // created later holds a reused pid. Both are FILETIME ticks; equal is allowed.
+                if (who.creationTime() > match.created()) {
+                    throw refused(peer, "process " + pid + " was created after the connection: its pid was reused");
+                }
+                yield pid;
+            }
         };
     }
 

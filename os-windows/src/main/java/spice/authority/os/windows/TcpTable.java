@@ -8,47 +8,62 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Decodes the tables {@code GetExtendedTcpTable(TCP_TABLE_OWNER_PID_CONNECTIONS)} fills: pure Java
- * over the bytes, so every rule runs on any OS.
+ * Decodes the tables {@code GetExtendedTcpTable(TCP_TABLE_OWNER_MODULE_CONNECTIONS)} fills: pure
+ * Java over the bytes, so every rule runs on any OS.
  *
  * <pre>
- * MIB_TCPTABLE_OWNER_PID  { DWORD dwNumEntries; MIB_TCPROW_OWNER_PID  table[]; }  rows at 4, 24 bytes each
- * MIB_TCPROW_OWNER_PID    { DWORD dwState; DWORD dwLocalAddr; DWORD dwLocalPort;
- *                           DWORD dwRemoteAddr; DWORD dwRemotePort; DWORD dwOwningPid; }
- * MIB_TCP6TABLE_OWNER_PID { DWORD dwNumEntries; MIB_TCP6ROW_OWNER_PID table[]; }  rows at 4, 56 bytes each
- * MIB_TCP6ROW_OWNER_PID   { UCHAR ucLocalAddr[16]; DWORD dwLocalScopeId; DWORD dwLocalPort;
- *                           UCHAR ucRemoteAddr[16]; DWORD dwRemoteScopeId; DWORD dwRemotePort;
- *                           DWORD dwState; DWORD dwOwningPid; }
+ * MIB_TCPTABLE_OWNER_MODULE  { DWORD dwNumEntries; MIB_TCPROW_OWNER_MODULE  table[]; }  rows at 8, 160 bytes each
+ * MIB_TCPROW_OWNER_MODULE    { DWORD dwState; DWORD dwLocalAddr; DWORD dwLocalPort;
+ *                              DWORD dwRemoteAddr; DWORD dwRemotePort; DWORD dwOwningPid;
+ *                              LARGE_INTEGER liCreateTimestamp;            (at 24)
+ *                              ULONGLONG OwningModuleInfo[16]; }
+ * MIB_TCP6TABLE_OWNER_MODULE { DWORD dwNumEntries; MIB_TCP6ROW_OWNER_MODULE table[]; }  rows at 8, 192 bytes each
+ * MIB_TCP6ROW_OWNER_MODULE   { UCHAR ucLocalAddr[16]; DWORD dwLocalScopeId; DWORD dwLocalPort;
+ *                              UCHAR ucRemoteAddr[16]; DWORD dwRemoteScopeId; DWORD dwRemotePort;
+ *                              DWORD dwState; DWORD dwOwningPid;
+ *                              LARGE_INTEGER liCreateTimestamp;            (at 56)
+ *                              ULONGLONG OwningModuleInfo[16]; }
  * </pre>
  *
- * Counts, states and pids are little-endian DWORDs. Addresses are in network byte order (the
- * IPv4 DWORD's bytes in memory are the address's four bytes in order). A port is in network byte
- * order in the low two bytes in memory of its DWORD; the upper 16 bits may hold uninitialized data
- * and are ignored. Scope ids are not read: the helper listens on a loopback literal only.
+ * The rows hold 8-byte members, so they are 8-byte aligned and the table starts at 8, not 4 (the
+ * header's other four bytes are padding). Counts, states and pids are little-endian DWORDs; the
+ * creation timestamp is a little-endian LARGE_INTEGER in FILETIME units (100 ns since 1601 UTC).
+ * Addresses are in network byte order (the IPv4 DWORD's bytes in memory are the address's four
+ * bytes in order). A port is in network byte order in the low two bytes in memory of its DWORD;
+ * the upper 16 bits may hold uninitialized data and are ignored. Scope ids and the module info are
+ * not read: the helper listens on a loopback literal only.
  */
 final class TcpTable {
 
-    static final int HEADER = 4;
-    static final int ROW4 = 24;
-    static final int ROW6 = 56;
+    /** dwNumEntries and four bytes of padding: the rows are 8-byte aligned. */
+    static final int HEADER = 8;
+    static final int ROW4 = 160;
+    static final int ROW6 = 192;
 
-    // MIB_TCPROW_OWNER_PID offsets
+    // MIB_TCPROW_OWNER_MODULE offsets
     static final int V4_LOCAL_ADDR = 4;
     static final int V4_LOCAL_PORT = 8;
     static final int V4_REMOTE_ADDR = 12;
     static final int V4_REMOTE_PORT = 16;
     static final int V4_PID = 20;
-    // MIB_TCP6ROW_OWNER_PID offsets
+    static final int V4_CREATED = 24;
+    // MIB_TCP6ROW_OWNER_MODULE offsets
     static final int V6_LOCAL_ADDR = 0;
     static final int V6_LOCAL_PORT = 20;
     static final int V6_REMOTE_ADDR = 24;
     static final int V6_REMOTE_PORT = 44;
     static final int V6_PID = 52;
+    static final int V6_CREATED = 56;
 
     private TcpTable() {}
 
-    /** One connection: its two ends and the pid that owns it ({@code dwOwningPid}, unsigned). */
-    record Row(InetAddress localAddress, int localPort, InetAddress remoteAddress, int remotePort, long pid) {}
+    /**
+     * One connection: its two ends, the pid that owns it ({@code dwOwningPid}, unsigned) and when it
+     * was created ({@code liCreateTimestamp}, 100 ns ticks since 1601 UTC; 0 when Windows did not
+     * record it).
+     */
+    record Row(InetAddress localAddress, int localPort, InetAddress remoteAddress, int remotePort, long pid,
+               long created) {}
 
     /** Thrown when the bytes are not a table of this family (entry count beyond the bytes). */
     static final class MalformedTableException extends Exception {
@@ -86,11 +101,11 @@ final class TcpTable {
             if (family == Win32.AF_INET) {
                 rows.add(new Row(address(buf, o + V4_LOCAL_ADDR, 4), port(buf, o + V4_LOCAL_PORT),
                         address(buf, o + V4_REMOTE_ADDR, 4), port(buf, o + V4_REMOTE_PORT),
-                        Integer.toUnsignedLong(b.getInt(o + V4_PID))));
+                        Integer.toUnsignedLong(b.getInt(o + V4_PID)), b.getLong(o + V4_CREATED)));
             } else {
                 rows.add(new Row(address(buf, o + V6_LOCAL_ADDR, 16), port(buf, o + V6_LOCAL_PORT),
                         address(buf, o + V6_REMOTE_ADDR, 16), port(buf, o + V6_REMOTE_PORT),
-                        Integer.toUnsignedLong(b.getInt(o + V6_PID))));
+                        Integer.toUnsignedLong(b.getInt(o + V6_PID)), b.getLong(o + V6_CREATED)));
             }
         }
         return rows;

@@ -81,7 +81,8 @@ final class Win32 {
     // ---- GetExtendedTcpTable ----
     static final int AF_INET = 2;
     static final int AF_INET6 = 23;
-    static final int TCP_TABLE_OWNER_PID_CONNECTIONS = 4;
+    /** Rows with the owning pid and the connection's creation time ({@code liCreateTimestamp}). */
+    static final int TCP_TABLE_OWNER_MODULE_CONNECTIONS = 7;
 
     // ---- GetDriveTypeW ----
     static final int DRIVE_REMOVABLE = 2;

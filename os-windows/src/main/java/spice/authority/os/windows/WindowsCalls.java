@@ -43,22 +43,32 @@ interface WindowsCalls {
     byte[] currentUserSid() throws WindowsException;
 
     /**
-     * The binary SID of the user of process {@code pid}'s token:
-     * {@code OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION)}, {@code OpenProcessToken(TOKEN_QUERY)},
-     * {@code GetTokenInformation(TokenUser)}, {@code GetLengthSid}; the handles are closed.
+     * The user and the creation time of a process, both read through one handle of it: a pid
+     * reused between two opens cannot mix two processes' answers.
      *
-     * @return the SID, or null when there is no such process ({@code OpenProcess} answers
+     * @param userSid the binary SID of the user of the process's token
+     * @param creationTime {@code GetProcessTimes}' creation time, 100 ns ticks since 1601 UTC
+     */
+    record ProcessUser(byte[] userSid, long creationTime) {}
+
+    /**
+     * The user and creation time of process {@code pid}, from ONE handle:
+     * {@code OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION)}, then {@code OpenProcessToken(TOKEN_QUERY)},
+     * {@code GetTokenInformation(TokenUser)}, {@code GetLengthSid} and {@code GetProcessTimes} on that
+     * handle; the handles are closed.
+     *
+     * @return the answer, or null when there is no such process ({@code OpenProcess} answers
      *     {@code ERROR_INVALID_PARAMETER})
      * @throws WindowsException when the process or its token cannot be opened or read (for example
      *     {@code ERROR_ACCESS_DENIED} for a protected process)
      */
-    byte[] processUserSid(int pid) throws WindowsException;
+    ProcessUser processUser(int pid) throws WindowsException;
 
     /**
-     * {@code GetExtendedTcpTable(buf, &size, FALSE, family, TCP_TABLE_OWNER_PID_CONNECTIONS, 0)}:
-     * the family's TCP connections with their owning pids ({@code MIB_TCPTABLE_OWNER_PID} for
-     * {@code AF_INET}, {@code MIB_TCP6TABLE_OWNER_PID} for {@code AF_INET6}), copied into
-     * {@code buf} (which must not be empty).
+     * {@code GetExtendedTcpTable(buf, &size, FALSE, family, TCP_TABLE_OWNER_MODULE_CONNECTIONS, 0)}:
+     * the family's TCP connections with their owning pids and creation times
+     * ({@code MIB_TCPTABLE_OWNER_MODULE} for {@code AF_INET}, {@code MIB_TCP6TABLE_OWNER_MODULE} for
+     * {@code AF_INET6}), copied into {@code buf} (which must not be empty).
      *
      * @return 0 when the table was written into {@code buf}; otherwise the size in bytes the table
      *     needs now ({@code ERROR_INSUFFICIENT_BUFFER}; {@code buf} then holds nothing usable)

@@ -372,6 +372,7 @@ final class FakeWindows implements WindowsCalls {
 
     @Override
     public synchronized long openProcess(int pid) throws WindowsException {
+        processOpens.merge(pid, 1, Integer::sum);
         maybeFail("OpenProcess", String.valueOf(pid));
         Waitable w = processes.get(pid);
         if (w == null) {
@@ -449,14 +450,19 @@ final class FakeWindows implements WindowsCalls {
 
     // ---- process users and the TCP table ----
 
+    /** {@code OpenProcess} calls per pid: one per {@code openProcess} and one per {@code processUser}. */
+    final Map<Integer, Integer> processOpens = new HashMap<>();
+
+    /** One open of the process: its SID and creation time answer about the same {@link Waitable}. */
     @Override
-    public synchronized byte[] processUserSid(int pid) throws WindowsException {
+    public synchronized ProcessUser processUser(int pid) throws WindowsException {
+        processOpens.merge(pid, 1, Integer::sum);
         maybeFail("OpenProcessToken", String.valueOf(pid));
         Waitable w = processes.get(pid);
         if (w == null) {
             return null;
         }
-        return w.userSid != null ? w.userSid.clone() : user.binary();
+        return new ProcessUser(w.userSid != null ? w.userSid.clone() : user.binary(), w.creationTime);
     }
 
     @Override
@@ -467,7 +473,7 @@ final class FakeWindows implements WindowsCalls {
             return tcpNeeded;
         }
         java.util.ArrayDeque<byte[]> q = tcpTables.get(family);
-        byte[] table = q == null || q.isEmpty() ? new byte[4] : q.size() > 1 ? q.poll() : q.peek();
+        byte[] table = q == null || q.isEmpty() ? new byte[TcpTable.HEADER] : q.size() > 1 ? q.poll() : q.peek();
         if (table.length > buf.length) {
             return table.length;
         }

@@ -22,27 +22,35 @@ class StructureLayoutTest {
 
     /** TcpTable's hand-written offsets are the documented ones, and JNA's MSVC layout agrees. */
     @Test
-    void tcpRowOwnerPid_24bytes_matchesTcpTable() {
-        Iphlpapi.MIB_TCPROW_OWNER_PID r = new Iphlpapi.MIB_TCPROW_OWNER_PID();
-        assertThat(r.size()).isEqualTo(24).isEqualTo(TcpTable.ROW4);
+    void tcpRowOwnerModule_160bytes_matchesTcpTable() {
+        Iphlpapi.MIB_TCPROW_OWNER_MODULE r = new Iphlpapi.MIB_TCPROW_OWNER_MODULE();
+        assertThat(r.size()).isEqualTo(160).isEqualTo(TcpTable.ROW4);
         assertThat(r.offsetOf("dwLocalAddr")).isEqualTo(TcpTable.V4_LOCAL_ADDR).isEqualTo(4);
         assertThat(r.offsetOf("dwLocalPort")).isEqualTo(TcpTable.V4_LOCAL_PORT).isEqualTo(8);
         assertThat(r.offsetOf("dwRemoteAddr")).isEqualTo(TcpTable.V4_REMOTE_ADDR).isEqualTo(12);
         assertThat(r.offsetOf("dwRemotePort")).isEqualTo(TcpTable.V4_REMOTE_PORT).isEqualTo(16);
         assertThat(r.offsetOf("dwOwningPid")).isEqualTo(TcpTable.V4_PID).isEqualTo(20);
-        assertThat(new Iphlpapi.MIB_TCPTABLE_OWNER_PID().offsetOf("table")).isEqualTo(TcpTable.HEADER).isEqualTo(4);
+        assertThat(r.offsetOf("liCreateTimestamp")).isEqualTo(TcpTable.V4_CREATED).isEqualTo(24);
+        assertThat(r.offsetOf("OwningModuleInfo")).isEqualTo(32);
+        Iphlpapi.MIB_TCPTABLE_OWNER_MODULE t = new Iphlpapi.MIB_TCPTABLE_OWNER_MODULE();
+        assertThat(t.offsetOf("table")).as("8-byte aligned rows").isEqualTo(TcpTable.HEADER).isEqualTo(8);
+        assertThat(t.size()).isEqualTo(8 + 160);
     }
 
     @Test
-    void tcp6RowOwnerPid_56bytes_matchesTcpTable() {
-        Iphlpapi.MIB_TCP6ROW_OWNER_PID r = new Iphlpapi.MIB_TCP6ROW_OWNER_PID();
-        assertThat(r.size()).isEqualTo(56).isEqualTo(TcpTable.ROW6);
+    void tcp6RowOwnerModule_192bytes_matchesTcpTable() {
+        Iphlpapi.MIB_TCP6ROW_OWNER_MODULE r = new Iphlpapi.MIB_TCP6ROW_OWNER_MODULE();
+        assertThat(r.size()).isEqualTo(192).isEqualTo(TcpTable.ROW6);
         assertThat(r.offsetOf("ucLocalAddr")).isEqualTo(TcpTable.V6_LOCAL_ADDR).isZero();
         assertThat(r.offsetOf("dwLocalPort")).isEqualTo(TcpTable.V6_LOCAL_PORT).isEqualTo(20);
         assertThat(r.offsetOf("ucRemoteAddr")).isEqualTo(TcpTable.V6_REMOTE_ADDR).isEqualTo(24);
         assertThat(r.offsetOf("dwRemotePort")).isEqualTo(TcpTable.V6_REMOTE_PORT).isEqualTo(44);
         assertThat(r.offsetOf("dwOwningPid")).isEqualTo(TcpTable.V6_PID).isEqualTo(52);
-        assertThat(new Iphlpapi.MIB_TCP6TABLE_OWNER_PID().offsetOf("table")).isEqualTo(TcpTable.HEADER);
+        assertThat(r.offsetOf("liCreateTimestamp")).isEqualTo(TcpTable.V6_CREATED).isEqualTo(56);
+        assertThat(r.offsetOf("OwningModuleInfo")).isEqualTo(64);
+        Iphlpapi.MIB_TCP6TABLE_OWNER_MODULE t = new Iphlpapi.MIB_TCP6TABLE_OWNER_MODULE();
+        assertThat(t.offsetOf("table")).isEqualTo(TcpTable.HEADER).isEqualTo(8);
+        assertThat(t.size()).isEqualTo(8 + 192);
     }
 
     @Test

@@ -14,8 +14,9 @@ import org.junit.jupiter.api.Test;
 import spice.authority.os.ProcessWatchException;
 
 /**
- * The TCP peer check over {@link FakeWindows}: decoding of the owner-pid tables, the choice of the
- * client's row, the bounded "table grew" loop, and every refusal. Runs on Linux; it proves the
+ * The TCP peer check over {@link FakeWindows}: decoding of the owner-module tables, the choice of
+ * the client's row, the connection's creation time against the process's, the bounded "table grew"
+ * loop, and every refusal. Runs on Linux; it proves the
  * Java above the door, not {@code GetExtendedTcpTable} itself (never run, README.md).
  */
 class TcpPeerCheckTest {
@@ -60,31 +61,74 @@ class TcpPeerCheckTest {
         byte[] t = TcpTableBuilder.v4().row("127.0.0.1", 0x1234, "127.0.0.2", 443, 0xFFFF_FFF0).build();
         List<TcpTable.Row> rows = TcpTable.decode(Win32.AF_INET, t);
         assertThat(rows).containsExactly(new TcpTable.Row(InetAddress.ofLiteral("127.0.0.1"), 0x1234,
-                InetAddress.ofLiteral("127.0.0.2"), 443, 0xFFFF_FFF0L));
+                InetAddress.ofLiteral("127.0.0.2"), 443, 0xFFFF_FFF0L, TcpTableBuilder.CREATED));
+    }
+
+    /** The 128 bytes of ULONGLONG OwningModuleInfo[16], which must not be read: 0xEE. */
+    private static byte[] moduleInfo() {
+        byte[] m = new byte[128];
+        java.util.Arrays.fill(m, (byte) 0xEE);
+        return m;
+    }
+
+    private static byte[] concat(byte[]... parts) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (byte[] p : parts) {
+            out.writeBytes(p);
+        }
+        return out.toByteArray();
     }
 
     @Test
     void decode_v4_handEncodedBytes() throws Exception {
-        byte[] t = {
+        byte[] t = concat(new byte[] {
             1, 0, 0, 0, // dwNumEntries
-            5, 0, 0, 0, // dwState ESTAB
+            (byte) 0x99, (byte) 0x99, (byte) 0x99, (byte) 0x99, // padding: the rows are 8-byte aligned
+            5, 0, 0, 0, // dwState ESTAB (row at 8)
             127, 0, 0, 1, // dwLocalAddr
             (byte) 0xC3, 0x50, 0x11, 0x22, // dwLocalPort 50000, garbage above
             127, 0, 0, 1, // dwRemoteAddr
             0x1E, (byte) 0xC6, 0, 0, // dwRemotePort 7878
-            0x50, 0x14, 0, 0 // dwOwningPid 5200
-        };
+            0x50, 0x14, 0, 0, // dwOwningPid 5200
+            0x08, 0x07, 0x06, 0x05, 0x04, 0x03, (byte) 0xDB, 0x01 // liCreateTimestamp (row + 24)
+        }, moduleInfo());
+        assertThat(t).hasSize(8 + 160);
         assertThat(TcpTable.decode(Win32.AF_INET, t)).containsExactly(new TcpTable.Row(
-                InetAddress.ofLiteral("127.0.0.1"), 50000, InetAddress.ofLiteral("127.0.0.1"), 7878, 5200));
+                InetAddress.ofLiteral("127.0.0.1"), 50000, InetAddress.ofLiteral("127.0.0.1"), 7878, 5200,
+                0x01DB_0304_0506_0708L));
     }
 
     @Test
-    void decode_v6_rowsOf56Bytes() throws Exception {
-        byte[] t = TcpTableBuilder.v6().row("::1", 50124, "::1", 7878, CLIENT).row("fe80::1", 1, "fe80::2", 2, 7).build();
-        assertThat(t).hasSize(4 + 2 * 56);
+    void decode_v6_handEncodedBytes() throws Exception {
+        byte[] loop = InetAddress.ofLiteral("::1").getAddress();
+        byte[] t = concat(new byte[] {
+            1, 0, 0, 0, // dwNumEntries
+            (byte) 0x99, (byte) 0x99, (byte) 0x99, (byte) 0x99 // padding
+        }, loop, new byte[] {
+            9, 0, 0, 0, // dwLocalScopeId (not read)
+            (byte) 0xC3, 0x4C, 0x11, 0x22 // dwLocalPort 49996, garbage above
+        }, loop, new byte[] {
+            9, 0, 0, 0, // dwRemoteScopeId
+            0x1E, (byte) 0xC6, 0, 0, // dwRemotePort 7878
+            5, 0, 0, 0, // dwState
+            0x50, 0x14, 0, 0, // dwOwningPid 5200
+            0x18, 0x17, 0x16, 0x15, 0x14, 0x13, (byte) 0xDB, 0x01 // liCreateTimestamp (row + 56)
+        }, moduleInfo());
+        assertThat(t).hasSize(8 + 192);
+        assertThat(TcpTable.decode(Win32.AF_INET6, t)).containsExactly(new TcpTable.Row(
+                InetAddress.ofLiteral("::1"), 49996, InetAddress.ofLiteral("::1"), 7878, 5200,
+                0x01DB_1314_1516_1718L));
+    }
+
+    @Test
+    void decode_v6_rowsOf192Bytes() throws Exception {
+        byte[] t = TcpTableBuilder.v6().row("::1", 50124, "::1", 7878, CLIENT, 77).row("fe80::1", 1, "fe80::2", 2, 7)
+                .build();
+        assertThat(t).hasSize(8 + 2 * 192);
         assertThat(TcpTable.decode(Win32.AF_INET6, t)).containsExactly(
-                new TcpTable.Row(InetAddress.ofLiteral("::1"), 50124, InetAddress.ofLiteral("::1"), 7878, CLIENT),
-                new TcpTable.Row(InetAddress.ofLiteral("fe80::1"), 1, InetAddress.ofLiteral("fe80::2"), 2, 7));
+                new TcpTable.Row(InetAddress.ofLiteral("::1"), 50124, InetAddress.ofLiteral("::1"), 7878, CLIENT, 77),
+                new TcpTable.Row(InetAddress.ofLiteral("fe80::1"), 1, InetAddress.ofLiteral("fe80::2"), 2, 7,
+                        TcpTableBuilder.CREATED));
     }
 
     @Test
@@ -93,7 +137,11 @@ class TcpPeerCheckTest {
         assertThatThrownBy(() -> TcpTable.decode(Win32.AF_INET, t)).isInstanceOf(TcpTable.MalformedTableException.class);
         byte[] huge = TcpTableBuilder.v6().claim(-1).build(); // 2^32-1 rows
         assertThatThrownBy(() -> TcpTable.decode(Win32.AF_INET6, huge)).isInstanceOf(TcpTable.MalformedTableException.class);
-        assertThatThrownBy(() -> TcpTable.decode(Win32.AF_INET, new byte[3])).isInstanceOf(TcpTable.MalformedTableException.class);
+        assertThatThrownBy(() -> TcpTable.decode(Win32.AF_INET, new byte[7])).isInstanceOf(TcpTable.MalformedTableException.class);
+        // one row's bytes short of the 8-byte header plus the row: not a table
+        byte[] one = TcpTableBuilder.v4().row("127.0.0.1", 1, "127.0.0.1", 2, CLIENT).build();
+        assertThatThrownBy(() -> TcpTable.decode(Win32.AF_INET, java.util.Arrays.copyOf(one, one.length - 1)))
+                .isInstanceOf(TcpTable.MalformedTableException.class);
     }
 
     // ---- the client's row ----
@@ -171,6 +219,85 @@ class TcpPeerCheckTest {
         refused(PEER, LOCAL, "process " + CLIENT + " that owns it no longer exists");
     }
 
+    // ---- the connection's creation time against the process's ----
+
+    @Test
+    void ownerPid_pidReused_processNewerThanConnection_refused() {
+        fake.spawn(CLIENT, 501); // the pid now names a process created after the connection
+        fake.tcpTable(Win32.AF_INET, TcpTableBuilder.v4()
+                .row("127.0.0.1", 50123, "127.0.0.1", 7878, CLIENT, 500).build());
+        refused(PEER, LOCAL, "process " + CLIENT + " was created after the connection: its pid was reused");
+    }
+
+    @Test
+    void ownerPid_pidReused_ipv6_refused() {
+        fake.spawn(CLIENT, 501);
+        fake.tcpTable(Win32.AF_INET6, TcpTableBuilder.v6()
+                .row("::1", 7878, "::1", 50124, HELPER, 500)
+                .row("::1", 50124, "::1", 7878, CLIENT, 500).build());
+        refused(PEER6, LOCAL6, "process " + CLIENT + " was created after the connection: its pid was reused");
+    }
+
+    @Test
+    void ownerPid_connectionTimestampZero_refused() {
+        fake.tcpTable(Win32.AF_INET, TcpTableBuilder.v4()
+                .row("127.0.0.1", 50123, "127.0.0.1", 7878, CLIENT, 0).build());
+        refused(PEER, LOCAL,
+                "its connection has no creation time, so its owner pid " + CLIENT + " cannot be confirmed");
+        assertThat(fake.processOpens).as("refused before the process is opened").isEmpty();
+    }
+
+    @Test
+    void ownerPid_connectionTimestampZero_ipv6_refused() {
+        fake.tcpTable(Win32.AF_INET6, TcpTableBuilder.v6().row("::1", 50124, "::1", 7878, CLIENT, 0).build());
+        refused(PEER6, LOCAL6, "its connection has no creation time");
+    }
+
+    @Test
+    void ownerPid_connectionTimestampNegative_refused() {
+        fake.tcpTable(Win32.AF_INET, TcpTableBuilder.v4()
+                .row("127.0.0.1", 50123, "127.0.0.1", 7878, CLIENT, Long.MIN_VALUE).build());
+        refused(PEER, LOCAL, "its connection has no creation time");
+    }
+
+    @Test
+    void ownerPid_processCreationTimeZero_refused() {
+        fake.spawn(CLIENT, 0);
+        fake.tcpTable(Win32.AF_INET, both(CLIENT).build());
+        refused(PEER, LOCAL, "process " + CLIENT + " has no creation time");
+    }
+
+    @Test
+    void ownerPid_equalTimestamps_accepted() throws Exception {
+        fake.spawn(CLIENT, 500); // created in the same tick as its socket
+        fake.tcpTable(Win32.AF_INET, TcpTableBuilder.v4()
+                .row("127.0.0.1", 50123, "127.0.0.1", 7878, CLIENT, 500).build());
+        assertThat(check.ownerPid(PEER, LOCAL)).isEqualTo(CLIENT);
+        fake.tcpTable(Win32.AF_INET6, TcpTableBuilder.v6().row("::1", 50124, "::1", 7878, CLIENT, 500).build());
+        assertThat(check.ownerPid(PEER6, LOCAL6)).isEqualTo(CLIENT);
+    }
+
+    @Test
+    void ownerPid_processOlderThanConnection_accepted() throws Exception {
+        fake.spawn(CLIENT, 499);
+        fake.tcpTable(Win32.AF_INET, TcpTableBuilder.v4()
+                .row("127.0.0.1", 50123, "127.0.0.1", 7878, CLIENT, 500).build());
+        assertThat(check.ownerPid(PEER, LOCAL)).isEqualTo(CLIENT);
+    }
+
+    /** The SID and the creation time come from one open of the process, not two. */
+    @Test
+    void ownerPid_sidAndCreationTimeFromOneOpen() throws Exception {
+        fake.tcpTable(Win32.AF_INET, both(CLIENT).build());
+        assertThat(check.ownerPid(PEER, LOCAL)).isEqualTo(CLIENT);
+        assertThat(fake.processOpens).containsExactly(java.util.Map.entry(CLIENT, 1));
+        assertThat(fake.openWaitables()).as("no handle left open").isZero();
+        fake.tcpTable(Win32.AF_INET6, TcpTableBuilder.v6().row("::1", 50124, "::1", 7878, CLIENT).build());
+        assertThat(check.ownerPid(PEER6, LOCAL6)).isEqualTo(CLIENT);
+        assertThat(fake.processOpens).containsExactly(java.util.Map.entry(CLIENT, 2));
+        assertThat(fake.openWaitables()).isZero();
+    }
+
     @Test
     void ownerPid_userUnreadable_refused() {
         fake.failures.put("OpenProcessToken", pid -> pid.equals(String.valueOf(CLIENT)));
@@ -195,7 +322,7 @@ class TcpPeerCheckTest {
     @Test
     void ownerPid_malformedTable_refused() {
         // more rows than the whole buffer can hold (what lies past the table in it is not zero)
-        fake.tcpTable(Win32.AF_INET, both(CLIENT).claim(TcpPeerCheck.INITIAL_BYTES / 24 + 1).build());
+        fake.tcpTable(Win32.AF_INET, both(CLIENT).claim(TcpPeerCheck.INITIAL_BYTES / TcpTable.ROW4 + 1).build());
         refused(PEER, LOCAL, "the TCP table does not decode");
     }
 
@@ -218,7 +345,7 @@ class TcpPeerCheckTest {
     @Test
     void ownerPid_tableGrewOnce_retriesWithBiggerBuffer() throws Exception {
         TcpTableBuilder big = TcpTableBuilder.v4().row("127.0.0.1", 7878, "127.0.0.1", 50123, HELPER);
-        for (int i = 0; i < 1000; i++) { // 24 000 bytes: more than the first buffer
+        for (int i = 0; i < 1000; i++) { // 160 000 bytes: more than the first buffer
             big.row("127.0.0.1", 20000 + i, "127.0.0.1", 80, 999);
         }
         big.row("127.0.0.1", 50123, "127.0.0.1", 7878, CLIENT);

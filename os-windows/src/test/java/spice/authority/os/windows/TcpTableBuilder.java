@@ -7,13 +7,18 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Builds {@code MIB_TCPTABLE_OWNER_PID} and {@code MIB_TCP6TABLE_OWNER_PID} bytes as Windows lays
- * them out (see {@link TcpTable}), independently of the decoder: offsets written out here by hand,
- * ports in network byte order with garbage in the DWORD's upper two bytes.
+ * Builds {@code MIB_TCPTABLE_OWNER_MODULE} and {@code MIB_TCP6TABLE_OWNER_MODULE} bytes as Windows
+ * lays them out (see {@link TcpTable}), independently of the decoder: a count and four bytes of
+ * padding (not zero), then rows of 160 or 192 bytes written out field by field here, ports in
+ * network byte order with garbage in the DWORD's upper two bytes, the module info filled with
+ * garbage.
  */
 final class TcpTableBuilder {
 
-    private record R(InetAddress local, int localPort, InetAddress remote, int remotePort, int pid) {}
+    /** The connections' creation time unless a row names its own: after every process the tests spawn. */
+    static final long CREATED = 1_000_000L;
+
+    private record R(InetAddress local, int localPort, InetAddress remote, int remotePort, int pid, long created) {}
 
     private final boolean v6;
     private final List<R> rows = new ArrayList<>();
@@ -32,7 +37,13 @@ final class TcpTableBuilder {
     }
 
     TcpTableBuilder row(String local, int localPort, String remote, int remotePort, int pid) {
-        rows.add(new R(InetAddress.ofLiteral(local), localPort, InetAddress.ofLiteral(remote), remotePort, pid));
+        return row(local, localPort, remote, remotePort, pid, CREATED);
+    }
+
+    /** A row whose {@code liCreateTimestamp} is {@code created}. */
+    TcpTableBuilder row(String local, int localPort, String remote, int remotePort, int pid, long created) {
+        rows.add(new R(InetAddress.ofLiteral(local), localPort, InetAddress.ofLiteral(remote), remotePort, pid,
+                created));
         return this;
     }
 
@@ -43,9 +54,10 @@ final class TcpTableBuilder {
     }
 
     byte[] build() {
-        int size = v6 ? 56 : 24;
-        ByteBuffer b = ByteBuffer.allocate(4 + rows.size() * size).order(ByteOrder.LITTLE_ENDIAN);
+        int size = v6 ? 192 : 160;
+        ByteBuffer b = ByteBuffer.allocate(8 + rows.size() * size).order(ByteOrder.LITTLE_ENDIAN);
         b.putInt(claimedCount != null ? claimedCount : rows.size());
+        b.putInt(0x7E7E7E7E); // padding: the rows are 8-byte aligned
         for (R r : rows) {
             if (v6) {
                 b.put(bytes16(r.local())).putInt(0).put(port(r.localPort()))
@@ -55,6 +67,10 @@ final class TcpTableBuilder {
             } else {
                 b.putInt(5).put(r.local().getAddress()).put(port(r.localPort()))
                         .put(r.remote().getAddress()).put(port(r.remotePort())).putInt(r.pid());
+            }
+            b.putLong(r.created()); // liCreateTimestamp
+            for (int i = 0; i < 16; i++) {
+                b.putLong(0xC3C3_C3C3_C3C3_C3C3L); // OwningModuleInfo: not read
             }
         }
         return b.array();
