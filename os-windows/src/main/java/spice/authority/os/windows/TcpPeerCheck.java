@@ -28,9 +28,11 @@ import java.util.List;
  *
  * <p>RACE: the pid is the owner at the time of the read. The client process may exit and its pid
  * be reused right after; the session layer binds a pid to a start time and re-checks the user
- * before trusting it, and the bearer token is still required on every request. A pid reused by a
- * process created before the connection (the creator exited after it) is not detected: the
- * creation times cannot tell it apart.
+ * before trusting it, and the bearer token is still required on every request. A pid is unique
+ * among live processes and the creator lived when it created the connection, so any other process
+ * holding that pid is newer than the connection, which is refused. Not detected: the table names
+ * the creator, not the process using the socket now; a socket handed to another process keeps its
+ * creator's pid.
  */
 final class TcpPeerCheck {
 
