@@ -18,8 +18,8 @@ import static spice.authority.os.posix.PathWalk.octal;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import spice.authority.os.BoundedRead;
+import spice.authority.os.CloseGate;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.FileIdentity;
 import spice.authority.os.FileNames;
@@ -47,8 +47,7 @@ final class PosixSecureDirectory implements SecureDirectory {
     private final FileIdentity identity;
     private final boolean createdLeaf;
     private final OpenMode openMode;
-    private final ReentrantReadWriteLock closeLock = new ReentrantReadWriteLock();
-    private boolean closed; // guarded by closeLock
+    private final CloseGate gate = new CloseGate();
     /** The directory flush after a rename, shared by concurrent writers (group commit). */
     private final DirectoryFlush directoryFlush;
     /** getdents64 (Linux) or fdopendir/readdir_r (macOS), over {@link #sys}. */
@@ -451,27 +450,15 @@ final class PosixSecureDirectory implements SecureDirectory {
 
     @Override
     public void close() {
-        closeLock.writeLock().lock();
-        try {
-            if (!closed) {
-                closed = true;
-                sys.closeQuietly(dirfd);
-            }
-        } finally {
-            closeLock.writeLock().unlock();
-        }
+        gate.close(() -> sys.closeQuietly(dirfd));
     }
 
     private void enter() {
-        closeLock.readLock().lock();
-        if (closed) {
-            closeLock.readLock().unlock();
-            throw new IllegalStateException("secure directory is closed: " + shownPath());
-        }
+        gate.enter(this::shownPath);
     }
 
     private void exit() {
-        closeLock.readLock().unlock();
+        gate.exit();
     }
 
     /**
@@ -550,6 +537,6 @@ final class PosixSecureDirectory implements SecureDirectory {
 
     @Override
     public String toString() {
-        return "PosixSecureDirectory[" + shownPath() + ", " + identity + (closed ? ", closed" : "") + "]";
+        return "PosixSecureDirectory[" + shownPath() + ", " + identity + (gate.isClosed() ? ", closed" : "") + "]";
     }
 }

@@ -50,6 +50,21 @@ final class WindowsProcessWatcher implements ProcessWatcher {
 
     @Override
     public OptionalLong startTime(long pid) throws ProcessWatchException {
+        return ofLiveProcess(pid, calls::processCreationTime);
+    }
+
+    /** One value read through a handle of a running process. */
+    @FunctionalInterface
+    private interface HandleRead {
+        long read(long process) throws WindowsException;
+    }
+
+    /**
+     * {@code read} of process {@code pid} through one handle, or empty when there is no such
+     * running process (an invalid pid, none, or one that has exited: its object lives on only
+     * through handles). The handle is closed on every path.
+     */
+    private OptionalLong ofLiveProcess(long pid, HandleRead read) throws ProcessWatchException {
         if (!validPid(pid)) {
             return OptionalLong.empty();
         }
@@ -60,9 +75,9 @@ final class WindowsProcessWatcher implements ProcessWatcher {
             }
             try {
                 if (calls.waitForAny(new long[] {h}, 0) == 0) {
-                    return OptionalLong.empty(); // exited; the object lives on only through handles
+                    return OptionalLong.empty();
                 }
-                return OptionalLong.of(calls.processCreationTime(h));
+                return OptionalLong.of(read.read(h));
             } finally {
                 calls.closeHandle(h);
             }
@@ -88,41 +103,33 @@ final class WindowsProcessWatcher implements ProcessWatcher {
 
     @Override
     public boolean isOwnUser(long pid) throws ProcessWatchException {
-        ProcessUsers users;
-        try {
-            users = new ProcessUsers(calls, Sid.fromBinary(calls.currentUserSid()));
-        } catch (WindowsException | MalformedDescriptorException e) {
-            throw new ProcessWatchException("cannot read the helper's own user SID: " + e.getMessage());
-        }
         try {
             // SECURITY: unknown is never "same user" (ProcessUsers throws); gone is not ours.
-            return users.owner(pid) == ProcessUsers.Owner.SAME;
+            return users().owner(pid) == ProcessUsers.Owner.SAME;
         } catch (ProcessUsers.UnknownOwnerException e) {
             throw new ProcessWatchException(e.getMessage());
         }
     }
 
+    /** The helper's own user, read once (a failure is not remembered: the next call reads again). */
+    private volatile ProcessUsers users;
+
+    private ProcessUsers users() throws ProcessWatchException {
+        ProcessUsers u = users;
+        if (u == null) {
+            try {
+                u = new ProcessUsers(calls, Sid.fromBinary(calls.currentUserSid()));
+            } catch (WindowsException | MalformedDescriptorException e) {
+                throw new ProcessWatchException("cannot read the helper's own user SID: " + e.getMessage());
+            }
+            users = u;
+        }
+        return u;
+    }
+
     @Override
     public OptionalLong parentPid(long pid) throws ProcessWatchException {
-        if (!validPid(pid)) {
-            return OptionalLong.empty();
-        }
-        try {
-            long h = calls.openProcess((int) pid);
-            if (h == 0) {
-                return OptionalLong.empty();
-            }
-            try {
-                if (calls.waitForAny(new long[] {h}, 0) == 0) {
-                    return OptionalLong.empty();
-                }
-                return OptionalLong.of(calls.parentProcessId(h));
-            } finally {
-                calls.closeHandle(h);
-            }
-        } catch (WindowsException e) {
-            throw new ProcessWatchException("cannot inspect process " + pid + ": " + e.getMessage());
-        }
+        return ofLiveProcess(pid, calls::parentProcessId);
     }
 
     @Override

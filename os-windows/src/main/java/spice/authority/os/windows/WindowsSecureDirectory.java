@@ -17,8 +17,8 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import spice.authority.os.BoundedRead;
+import spice.authority.os.CloseGate;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.FileIdentity;
 import spice.authority.os.FileNames;
@@ -59,8 +59,7 @@ final class WindowsSecureDirectory implements SecureDirectory {
     private final FileIdentity identity;
     private final boolean createdLeaf;
     private final OpenMode openMode;
-    private final ReentrantReadWriteLock closeLock = new ReentrantReadWriteLock();
-    private boolean closed; // guarded by closeLock
+    private final CloseGate gate = new CloseGate();
 
     private WindowsSecureDirectory(WindowsCalls calls, WindowsPathWalk walk, DaclPolicy policy,
                                    WindowsPathWalk.Bound bound, OpenMode openMode) {
@@ -482,27 +481,15 @@ final class WindowsSecureDirectory implements SecureDirectory {
 
     @Override
     public void close() {
-        closeLock.writeLock().lock();
-        try {
-            if (!closed) {
-                closed = true;
-                calls.closeHandle(dir);
-            }
-        } finally {
-            closeLock.writeLock().unlock();
-        }
+        gate.close(() -> calls.closeHandle(dir));
     }
 
     private void enter() {
-        closeLock.readLock().lock();
-        if (closed) {
-            closeLock.readLock().unlock();
-            throw new IllegalStateException("secure directory is closed: " + shownPath());
-        }
+        gate.enter(this::shownPath);
     }
 
     private void exit() {
-        closeLock.readLock().unlock();
+        gate.exit();
     }
 
     private static DirectoryRefusedException tooLarge(String shown, int maxBytes) {
@@ -519,6 +506,6 @@ final class WindowsSecureDirectory implements SecureDirectory {
 
     @Override
     public String toString() {
-        return "WindowsSecureDirectory[" + shownPath() + ", " + identity + (closed ? ", closed" : "") + "]";
+        return "WindowsSecureDirectory[" + shownPath() + ", " + identity + (gate.isClosed() ? ", closed" : "") + "]";
     }
 }

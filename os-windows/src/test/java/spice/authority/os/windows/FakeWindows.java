@@ -167,8 +167,12 @@ final class FakeWindows implements WindowsCalls {
         return x;
     }
 
+    /** How many times the helper's own SID was read. */
+    int currentUserSidReads;
+
     @Override
     public synchronized byte[] currentUserSid() {
+        currentUserSidReads++;
         return user.binary();
     }
 

@@ -399,5 +399,6 @@ class TcpPeerCheckTest {
         fake.failures.put("OpenProcessToken", pid -> true);
         assertThatThrownBy(() -> w.isOwnUser(HELPER)).isInstanceOf(ProcessWatchException.class)
                 .hasMessageContaining("cannot read the user of process " + HELPER);
+        assertThat(fake.currentUserSidReads).as("the helper's own SID is read once, not per check").isEqualTo(1);
     }
 }

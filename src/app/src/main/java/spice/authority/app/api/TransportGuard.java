@@ -153,7 +153,10 @@ public class TransportGuard {
         if (!endpointProof) {
             byte[] got = authorization != null && authorization.startsWith("Bearer ")
                     ? authorization.substring(7).trim().getBytes(StandardCharsets.US_ASCII) : new byte[0];
-            if (!MessageDigest.isEqual(token, got)) {
+            // SECURITY: no token (never the case for a started helper) admits nobody, not an empty header.
+            boolean ok = token != null && token.length > 0 && MessageDigest.isEqual(token, got);
+            java.util.Arrays.fill(got, (byte) 0);
+            if (!ok) {
                 return new TcpAdmission(-1, WRONG_TOKEN);
             }
         }
@@ -212,13 +215,13 @@ public class TransportGuard {
         return ok;
     }
 
+    /** The largest body any route accepts: an envelope in its JSON mapping. */
+    static final long LARGEST_BODY = spice.authority.snapshot.envelope.Envelope.MAX_ENCODED_BYTES * 4 / 3 + 64 * 1024;
+
     /**
      * The largest body of this route: payloads 16 MiB, envelopes the envelope bound (JSON mapping:
      * base64 of it plus headroom), everything else {@code spice.authority.max-control-body}.
      */
-    /** The largest body any route accepts: an envelope in its JSON mapping. */
-    static final long LARGEST_BODY = spice.authority.snapshot.envelope.Envelope.MAX_ENCODED_BYTES * 4 / 3 + 64 * 1024;
-
     long limitOf(RoutingContext rc) {
         String path = rc.normalizedPath();
         if (path.startsWith("/v1/runs/") && path.endsWith("/snapshots")) {

@@ -117,4 +117,14 @@ class TcpPeerGuardTest {
         assertThat(TransportGuard.admitTcp(false, BEARER, TOKEN, false, new PeerAnswer(-1)))
                 .isEqualTo(new TransportGuard.TcpAdmission(-1, null));
     }
+
+    @Test
+    void noTokenHeld_admitsNobody_notEvenAnEmptyBearer() {
+        for (String auth : new String[] {null, "", "Bearer ", "Bearer"}) {
+            assertThat(TransportGuard.admitTcp(false, auth, new byte[0], false, new PeerAnswer(77)).refusal())
+                    .as(String.valueOf(auth)).isEqualTo(TransportGuard.WRONG_TOKEN);
+            assertThat(TransportGuard.admitTcp(false, auth, null, false, new PeerAnswer(77)).refusal())
+                    .isEqualTo(TransportGuard.WRONG_TOKEN);
+        }
+    }
 }
