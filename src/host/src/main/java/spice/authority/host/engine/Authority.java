@@ -89,12 +89,16 @@ public interface Authority {
 
     /**
      * True when a failed mutating call may have taken effect: the helper said {@code uncertain}, or
-     * the request may have arrived without an answer (timeout, unreadable answer, or anything that
-     * is not a refusal of the helper or a proof that nothing was sent).
+     * answered with a code this client does not know (its effect is unknown), or the request may
+     * have arrived without an answer (timeout, unreadable answer, or anything that is not a
+     * refusal of the helper or a proof that nothing was sent).
      */
     static boolean outcomeUnknown(IOException e) {
         return switch (e) {
             case HelperProblem.Uncertain u -> true;
+            // SECURITY: a newer helper's code says nothing about what was written; taking it for a
+            // clean refusal would let a run go on that the helper may have suspended (or consumed).
+            case HelperProblem.Unrecognized u -> true;
             case HelperProblem p -> false;
             case HelperTimeout t -> true;
             case HelperProtocolError p -> true;
