@@ -88,6 +88,23 @@ public interface Authority {
     }
 
     /**
+     * True when a failed call left this session's run lease as it was: the helper refused before
+     * looking at the lease or said nothing was written ({@code unavailable}, {@code busy} for a
+     * quota, {@code invalid_request}, {@code invalid_snapshot}). Anything else (an unknown
+     * session, a run this session does not own, a helper that is closing, gone or not proven)
+     * means the host can no longer count on its lease.
+     */
+    static boolean leaseKept(IOException e) {
+        return switch (e) {
+            case HelperProblem.Unavailable u -> true;
+            case HelperProblem.Busy b -> b.nothingHappened();
+            case HelperProblem.InvalidRequest r -> true;
+            case HelperProblem.InvalidSnapshot s -> true;
+            default -> false;
+        };
+    }
+
+    /**
      * True when a failed mutating call may have taken effect: the helper said {@code uncertain}, or
      * answered with a code this client does not know (its effect is unknown), or the request may
      * have arrived without an answer (timeout, unreadable answer, or anything that is not a

@@ -101,6 +101,51 @@ class EngineAuthorityFailureTest {
         return Files.exists(ledger) ? Files.readAllLines(ledger) : List.of();
     }
 
+    // ---- a suspend refused because the session or lease is gone ---------------------------------
+
+    @Test
+    void suspend_refusedBecauseTheLeaseIsGone_stopsTheRun_noToolRunsAgain(@TempDir Path tmp) throws Exception {
+        // What the helper answers a session it no longer knows (it restarted, or closed the session),
+        // and a session that no longer owns the run: the host has lost its lease and must stop.
+        List<byte[]> lostLease = List.of(
+                FakeHelper.problem(401, "unauthorized", "unknown session"),
+                FakeHelper.problem(409, "state_conflict", "run run-1 is not owned by this session"),
+                FakeHelper.problem(404, "not_found", "no such session"));
+        int i = 0;
+        for (byte[] answer : lostLease) {
+            Path sock = tmp.resolve("h" + i + ".sock");
+            Path ledger = tmp.resolve("ledger-" + i++);
+            try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/runs/run-1/snapshots", answer))) {
+                Run run = engine(sock, ledger).start("run-1", ScriptedAgent.DEFINITION, "hello");
+                run.runTurn();
+                assertThat(lines(ledger)).hasSize(1);
+
+                assertThatThrownBy(run::suspend).isInstanceOfSatisfying(AuthorityFailedException.class,
+                        e -> assertThat(e.uncertain()).isFalse());
+                assertThat(run.phase()).as(new String(answer, StandardCharsets.UTF_8)).isNotEqualTo(Run.Phase.RUNNING);
+                assertThatThrownBy(run::runTurn).as(new String(answer, StandardCharsets.UTF_8))
+                        .isInstanceOf(RunStateException.class);
+                assertThat(lines(ledger)).as("no tool ran after the lease was lost").hasSize(1);
+            }
+        }
+    }
+
+    @Test
+    void suspend_refusedWithNothingWrittenAndTheLeaseKept_runGoesOn(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        Path ledger = tmp.resolve("ledger");
+        try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/runs/run-1/snapshots",
+                FakeHelper.problem(503, "unavailable", "nothing was written")))) {
+            Run run = engine(sock, ledger).start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+            assertThatThrownBy(run::suspend).isInstanceOfSatisfying(AuthorityFailedException.class,
+                    e -> assertThat(e.uncertain()).isFalse());
+            assertThat(run.phase()).isEqualTo(Run.Phase.RUNNING);
+            run.runTurn();
+            assertThat(lines(ledger)).hasSize(2);
+        }
+    }
+
     // ---- a code this client does not know has an unknown effect ---------------------------------
 
     @Test
