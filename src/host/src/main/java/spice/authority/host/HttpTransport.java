@@ -299,6 +299,9 @@ final class HttpTransport {
     }
 
     private void connect(SocketChannel ch, Selector selector, SelectionKey key) throws IOException {
+        // No connection, no byte sent: every failure to connect is unreachable, so a retry is safe
+        // and a mutating call's outcome is known (nothing happened). That includes a helper whose
+        // accept backlog is full: a Unix socket then refuses at once (EAGAIN), TCP stays pending.
         try {
             if (!ch.connect(address())) {
                 long deadline = System.nanoTime() + connectTimeoutMillis * 1_000_000L;
@@ -307,24 +310,27 @@ final class HttpTransport {
                     await(selector, deadline, "connecting to");
                 }
             }
-            if (endpoint instanceof HelperEndpoint.Unix) {
-                requireOwnUser(ch.getOption(ExtendedSocketOptions.SO_PEERCRED));
-            } else if (ch.getRemoteAddress() instanceof java.net.InetSocketAddress server
-                    && ch.getLocalAddress() instanceof java.net.InetSocketAddress local) {
-                // SECURITY: before the token is written, where the platform can tell (Windows), the
-                // listener must be a process of this user: a loopback port can be held by anyone.
-                serverCheck.verify(server, local);
-            } else {
-                throw new IOException("cannot connect to " + endpoint.display() + ": the connection's addresses are unknown");
-            }
         } catch (ConnectException e) {
             throw new HelperUnreachable("nothing is listening on " + endpoint.display() + " (connection refused)");
+        } catch (HelperTimeout e) {
+            throw new HelperUnreachable("no connection to " + endpoint.display() + " within " + connectTimeoutMillis
+                    + " ms; nothing was sent");
         } catch (java.net.SocketException e) {
             String m = e.getMessage() == null ? "" : e.getMessage();
             if (m.contains("No such file") || m.contains("Connection refused")) {
                 throw new HelperUnreachable("nothing is listening on " + endpoint.display() + " (" + m + ")");
             }
-            throw new IOException("cannot connect to " + endpoint.display() + ": " + m);
+            throw new HelperUnreachable("cannot connect to " + endpoint.display() + " (" + m + "); nothing was sent");
+        }
+        if (endpoint instanceof HelperEndpoint.Unix) {
+            requireOwnUser(ch.getOption(ExtendedSocketOptions.SO_PEERCRED));
+        } else if (ch.getRemoteAddress() instanceof java.net.InetSocketAddress server
+                && ch.getLocalAddress() instanceof java.net.InetSocketAddress local) {
+            // SECURITY: before the token is written, where the platform can tell (Windows), the
+            // listener must be a process of this user: a loopback port can be held by anyone.
+            serverCheck.verify(server, local);
+        } else {
+            throw new IOException("cannot connect to " + endpoint.display() + ": the connection's addresses are unknown");
         }
     }
 
