@@ -29,7 +29,9 @@ import jdk.net.UnixDomainPrincipal;
  * ({@code Connection: close}; on TCP preceded by the endpoint proof) over a Unix domain socket or loopback TCP, on plain
  * {@link SocketChannel}s, so a host needs no HTTP stack and starts fast. Responses are framed by
  * {@code Content-Length}, {@code Transfer-Encoding: chunked} or the end of the connection, and
- * bounded in size. Connect and every read or write are bounded by timeouts.
+ * bounded in size. Connect and every read or write are bounded by timeouts; an interrupt of the
+ * calling thread ends a wait at once with an {@link java.io.InterruptedIOException} (the request
+ * may have been sent: the outcome of a mutating call is unknown).
  *
  * <p>On TCP a request takes two exchanges on one connection: first the endpoint proof
  * ({@code GET /v1/endpoint-proof} with a fresh nonce, no token, connection kept open), then the
@@ -348,6 +350,11 @@ final class HttpTransport {
 
     private void await(Selector selector, long deadline, String doing) throws IOException {
         while (true) {
+            // An interrupt makes select() return at once without clearing it: without this check the
+            // wait would spin until the deadline. The interrupt status is kept for the caller.
+            if (Thread.currentThread().isInterrupted()) {
+                throw new java.io.InterruptedIOException("interrupted while " + doing + " the helper at " + endpoint.display());
+            }
             long left = (deadline - System.nanoTime()) / 1_000_000L;
             if (left <= 0) {
                 throw new HelperTimeout("timed out " + doing + " the helper at " + endpoint.display());
