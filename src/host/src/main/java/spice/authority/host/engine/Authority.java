@@ -88,18 +88,21 @@ public interface Authority {
     }
 
     /**
-     * True when a failed call left this session's run lease as it was: the helper refused before
-     * looking at the lease or said nothing was written ({@code unavailable}, {@code busy} for a
-     * quota, {@code invalid_request}, {@code invalid_snapshot}). Anything else (an unknown
-     * session, a run this session does not own, a helper that is closing, gone or not proven)
-     * means the host can no longer count on its lease.
+     * True when the helper's answer to a failed call says this session can no longer count on its
+     * run lease: it does not know the session ({@code unauthorized}, {@code not_found}), the session
+     * does not own the run ({@code state_conflict}, {@code busy} for a live owner), or the helper is
+     * closing. False for refusals that leave the lease as it was ({@code unavailable}, {@code busy}
+     * for a quota, {@code invalid_request}, {@code invalid_snapshot}), and for a failure to reach
+     * the helper at all: that proves nothing was sent, not that the lease is gone (a helper whose
+     * backlog is full still holds it).
      */
-    static boolean leaseKept(IOException e) {
+    static boolean leaseLost(IOException e) {
         return switch (e) {
-            case HelperProblem.Unavailable u -> true;
-            case HelperProblem.Busy b -> b.nothingHappened();
-            case HelperProblem.InvalidRequest r -> true;
-            case HelperProblem.InvalidSnapshot s -> true;
+            case HelperProblem.Unavailable u -> false;
+            case HelperProblem.Busy b -> !b.nothingHappened();
+            case HelperProblem.InvalidRequest r -> false;
+            case HelperProblem.InvalidSnapshot s -> false;
+            case HelperProblem p -> true;
             default -> false;
         };
     }

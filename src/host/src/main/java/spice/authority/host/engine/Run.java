@@ -398,9 +398,9 @@ public final class Run {
      * process imports the envelope once this one is dead.
      *
      * @throws ExportRefusedException mid-turn, before the first turn, with no turn left, or when not running
-     * @throws AuthorityFailedException the helper did not sign: when it provably wrote nothing and
-     *     the lease is still this session's, the run goes on; when the answer shows the lease is
-     *     gone (unknown session, not owned, helper gone), the run is stopped; when the outcome is
+     * @throws AuthorityFailedException the helper did not sign: when it provably wrote nothing, the
+     *     run goes on, unless the helper's answer shows the lease is gone (an unknown session, a
+     *     run the session does not own, a closing helper): then it is stopped; when the outcome is
      *     unknown, the run is suspended here and {@link #export()} asks again (the same payload
      *     gives the same envelope)
      */
@@ -425,8 +425,8 @@ public final class Run {
             try {
                 envelope = engine.authority().sign(runId, payload);
             } catch (IOException e) {
-                if (!Authority.outcomeUnknown(e) && Authority.leaseKept(e)) {
-                    // Provably nothing written, and the session still owns the run: it goes on as before.
+                if (!Authority.outcomeUnknown(e) && !Authority.leaseLost(e)) {
+                    // Provably nothing written, and no sign that the lease is gone: it goes on as before.
                     throw new AuthorityFailedException("the helper did not sign run " + runId, e);
                 }
                 if (!Authority.outcomeUnknown(e)) {

@@ -146,6 +146,25 @@ class EngineAuthorityFailureTest {
         }
     }
 
+    @Test
+    void suspend_helperUnreachable_nothingSentNoAnswerAboutTheLease_runGoesOn(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        Path ledger = tmp.resolve("ledger");
+        Run run;
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            run = engine(sock, ledger).start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+        }
+        // Nothing listens for a moment (a full backlog refuses the same way): nothing was sent, and
+        // no answer says the lease is gone.
+        assertThatThrownBy(run::suspend).isInstanceOfSatisfying(AuthorityFailedException.class,
+                e -> assertThat(e.uncertain()).isFalse());
+        assertThat(run.phase()).isEqualTo(Run.Phase.RUNNING);
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            assertThat(Envelope.parse(run.suspend()).lastSequence()).isEqualTo(run.events().head());
+        }
+    }
+
     // ---- a code this client does not know has an unknown effect ---------------------------------
 
     @Test
