@@ -56,7 +56,8 @@ class EngineAuthorityFailureTest {
             if (line.equals("POST /v1/imports")) {
                 Envelope e = Envelope.parse(r.body());
                 return FakeHelper.json(200, "{\"import\":\"imp-1\",\"run_id\":\"" + e.runId() + "\",\"last_sequence\":"
-                        + e.lastSequence() + ",\"next_sequence\":" + (e.lastSequence() + 1) + "}");
+                        + Long.toUnsignedString(e.lastSequence()) + ",\"next_sequence\":"
+                        + Long.toUnsignedString(e.lastSequence() + 1) + "}");
             }
             if (line.equals("POST /v1/imports/imp-1/consume")) {
                 return run("run-x", "IMPORTING", 2, false);
@@ -204,6 +205,37 @@ class EngineAuthorityFailureTest {
                     e -> assertThat(e.reason()).isEqualTo(ImportRefusedException.Reason.ALREADY_IMPORTED));
             assertThat(h.requests()).extracting(FakeHelper.Request::line)
                     .filteredOn(l -> l.endsWith("/consume")).hasSize(1);
+        }
+    }
+
+    // ---- the whole range of last_sequence (1..2^64-2) imports ------------------------------------
+
+    @Test
+    void import_lastSequenceAbove2pow63_isCommittedAndRuns_notAnUncheckedFailureAfterConsume(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        byte[] envelope;
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            Run first = engine(sock, tmp.resolve("ledger-a")).start("run-x", ScriptedAgent.DEFINITION, "hello");
+            first.runTurn();
+            Snapshot s = Snapshot.decode(Envelope.parse(first.suspend()).payload());
+            // A valid payload (P-SEQ: 1..2^64-2) whose last_sequence is above 2^63 as an unsigned number.
+            Snapshot.Builder b = Snapshot.builder().runId(s.runId()).definition(s.definition()).completedTurns(s.completedTurns())
+                    .planIdentity(s.planIdentity()).seenInteractionIds(s.seenInteractionIds())
+                    .lastSequence(Long.parseUnsignedLong("9223372036854775808")).status(s.status());
+            s.history().forEach(b::addMessage);
+            envelope = Envelopes.unsigned(b.build()).seal(CLAIM).toBinary();
+        }
+        StaticToolPlan plan = StaticToolPlan.named(ScriptedAgent.PLAN_ID,
+                List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(tmp.resolve("ledger-b"), null)));
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
+            Engine b = Engine.builder(Authority.of(client, client.openSession()), ScriptedAgent.model(), plan)
+                    .identity(ScriptedAgent.IDENTITY).build();
+            Run run = b.importRun(envelope);
+            assertThat(Long.toUnsignedString(run.events().head())).isEqualTo("9223372036854775809");
+            run.runTurn();
+            assertThat(run.completedTurns()).isEqualTo(2);
+            assertThat(plan.liveLeases()).isEqualTo(1);
         }
     }
 }
