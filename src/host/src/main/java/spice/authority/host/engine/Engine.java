@@ -427,7 +427,8 @@ public final class Engine implements AutoCloseable {
 
     /**
      * Stops and joins every run; the engine takes no new work. Runs that were RUNNING stay ACTIVE
-     * at the helper until this host's session ends; suspend them first to hand them on.
+     * at the helper until this host's session ends; suspend them first to hand them on (a
+     * suspended run still gives its envelope through {@link Run#export()}).
      */
     @Override
     public void close() {

@@ -177,14 +177,17 @@ public final class Run {
 
     /**
      * Stops the run and joins any turn in progress: after this returns nothing of the run executes
-     * again. Idempotent; releases the tool plan lease.
+     * again. Idempotent; releases the tool plan lease. A SUSPENDED run stays SUSPENDED (it does not
+     * execute, and it never resumes here again) so that {@link #export()} still gives its envelope:
+     * the helper keeps it importable once this host is gone, and only this run can still ask for it
+     * when the signing answer was lost.
      */
     public void stopAndJoin() {
         stopRequested = true;
         turnLock.lock(); // joins: a turn in progress holds the lock until it ends
         try {
             authorityLease = false;
-            if (phase == Phase.STARTING || phase == Phase.RUNNING || phase == Phase.IN_TURN || phase == Phase.SUSPENDED) {
+            if (phase == Phase.STARTING || phase == Phase.RUNNING || phase == Phase.IN_TURN) {
                 phase = Phase.STOPPED;
             }
             releaseToolLease();

@@ -238,4 +238,39 @@ class EngineAuthorityFailureTest {
             assertThat(plan.liveLeases()).isEqualTo(1);
         }
     }
+
+    // ---- a suspended run stays exportable after its engine closed -------------------------------
+
+    @Test
+    void suspendAnswerLost_thenEngineClosed_exportStillRecoversTheEnvelope(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        boolean[] lose = {true};
+        try (FakeHelper h = FakeHelper.unix(sock, r -> {
+            byte[] answer = helper(r);
+            if (lose[0] && r.line().equals("POST /v1/runs/run-1/snapshots")) {
+                lose[0] = false;
+                return new byte[0]; // signed, but the answer is lost: the connection closes without one
+            }
+            return answer;
+        })) {
+            Engine engine = engine(sock, tmp.resolve("ledger"));
+            Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+            assertThatThrownBy(run::suspend).isInstanceOfSatisfying(AuthorityFailedException.class,
+                    e -> assertThat(e.uncertain()).isTrue());
+            // The host shuts its engine down: the run is SUSPENDED at the helper and importable once
+            // this process is gone, but only with its envelope, which only this run can still ask for.
+            engine.close();
+            byte[] envelope = run.export();
+            assertThat(Envelope.parse(envelope).lastSequence()).isEqualTo(run.events().head());
+            assertThatThrownBy(run::runTurn).isInstanceOf(RunStateException.class);
+            assertThatThrownBy(run::resumeLocal).isInstanceOf(RunStateException.class);
+
+            Run other = engine(sock, tmp.resolve("ledger-2")).start("run-2", ScriptedAgent.DEFINITION, "hello");
+            other.runTurn();
+            byte[] signed = other.suspend();
+            other.stopAndJoin();
+            assertThat(other.export()).isEqualTo(signed);
+        }
+    }
 }
