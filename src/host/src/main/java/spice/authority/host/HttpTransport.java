@@ -29,7 +29,9 @@ import jdk.net.UnixDomainPrincipal;
  * ({@code Connection: close}; on TCP preceded by the endpoint proof) over a Unix domain socket or loopback TCP, on plain
  * {@link SocketChannel}s, so a host needs no HTTP stack and starts fast. Responses are framed by
  * {@code Content-Length}, {@code Transfer-Encoding: chunked} or the end of the connection, and
- * bounded in size. Connect and every read or write are bounded by timeouts.
+ * bounded in size. Connect and every read or write are bounded by timeouts; an interrupt of the
+ * calling thread ends a wait at once with an {@link java.io.InterruptedIOException} (the request
+ * may have been sent: the outcome of a mutating call is unknown).
  *
  * <p>On TCP a request takes two exchanges on one connection: first the endpoint proof
  * ({@code GET /v1/endpoint-proof} with a fresh nonce, no token, connection kept open), then the
@@ -299,6 +301,9 @@ final class HttpTransport {
     }
 
     private void connect(SocketChannel ch, Selector selector, SelectionKey key) throws IOException {
+        // No connection, no byte sent: every failure to connect is unreachable, so a retry is safe
+        // and a mutating call's outcome is known (nothing happened). That includes a helper whose
+        // accept backlog is full: a Unix socket then refuses at once (EAGAIN), TCP stays pending.
         try {
             if (!ch.connect(address())) {
                 long deadline = System.nanoTime() + connectTimeoutMillis * 1_000_000L;
@@ -307,24 +312,27 @@ final class HttpTransport {
                     await(selector, deadline, "connecting to");
                 }
             }
-            if (endpoint instanceof HelperEndpoint.Unix) {
-                requireOwnUser(ch.getOption(ExtendedSocketOptions.SO_PEERCRED));
-            } else if (ch.getRemoteAddress() instanceof java.net.InetSocketAddress server
-                    && ch.getLocalAddress() instanceof java.net.InetSocketAddress local) {
-                // SECURITY: before the token is written, where the platform can tell (Windows), the
-                // listener must be a process of this user: a loopback port can be held by anyone.
-                serverCheck.verify(server, local);
-            } else {
-                throw new IOException("cannot connect to " + endpoint.display() + ": the connection's addresses are unknown");
-            }
         } catch (ConnectException e) {
             throw new HelperUnreachable("nothing is listening on " + endpoint.display() + " (connection refused)");
+        } catch (HelperTimeout e) {
+            throw new HelperUnreachable("no connection to " + endpoint.display() + " within " + connectTimeoutMillis
+                    + " ms; nothing was sent");
         } catch (java.net.SocketException e) {
             String m = e.getMessage() == null ? "" : e.getMessage();
             if (m.contains("No such file") || m.contains("Connection refused")) {
                 throw new HelperUnreachable("nothing is listening on " + endpoint.display() + " (" + m + ")");
             }
-            throw new IOException("cannot connect to " + endpoint.display() + ": " + m);
+            throw new HelperUnreachable("cannot connect to " + endpoint.display() + " (" + m + "); nothing was sent");
+        }
+        if (endpoint instanceof HelperEndpoint.Unix) {
+            requireOwnUser(ch.getOption(ExtendedSocketOptions.SO_PEERCRED));
+        } else if (ch.getRemoteAddress() instanceof java.net.InetSocketAddress server
+                && ch.getLocalAddress() instanceof java.net.InetSocketAddress local) {
+            // SECURITY: before the token is written, where the platform can tell (Windows), the
+            // listener must be a process of this user: a loopback port can be held by anyone.
+            serverCheck.verify(server, local);
+        } else {
+            throw new IOException("cannot connect to " + endpoint.display() + ": the connection's addresses are unknown");
         }
     }
 
@@ -342,6 +350,11 @@ final class HttpTransport {
 
     private void await(Selector selector, long deadline, String doing) throws IOException {
         while (true) {
+            // An interrupt makes select() return at once without clearing it: without this check the
+            // wait would spin until the deadline. The interrupt status is kept for the caller.
+            if (Thread.currentThread().isInterrupted()) {
+                throw new java.io.InterruptedIOException("interrupted while " + doing + " the helper at " + endpoint.display());
+            }
             long left = (deadline - System.nanoTime()) / 1_000_000L;
             if (left <= 0) {
                 throw new HelperTimeout("timed out " + doing + " the helper at " + endpoint.display());

@@ -262,6 +262,74 @@ class AuthorityClientTest {
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isGreaterThanOrEqualTo(Duration.ofMillis(200));
     }
 
+    /**
+     * A helper that does not accept fast enough (its backlog is full): a Unix socket refuses the
+     * connection at once (EAGAIN), loopback TCP leaves it pending until the connect timeout. Either
+     * way no connection was made and nothing was sent: unreachable, so repeated, and never an
+     * unknown outcome for a mutating call.
+     */
+    @Test
+    void retry_backlogFull_noConnection_isUnreachable_andRepeated(@TempDir Path tmp) throws Exception {
+        RetryPolicy slow = new RetryPolicy(3, Duration.ofMillis(100), Duration.ofMillis(100));
+        Path sock = tmp.resolve("full.sock");
+        List<java.nio.channels.SocketChannel> fillers = new ArrayList<>();
+        try (ServerSocketChannel s = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            s.bind(UnixDomainSocketAddress.of(sock), 1);
+            fill(fillers, StandardProtocolFamily.UNIX, UnixDomainSocketAddress.of(sock));
+            long t0 = System.nanoTime();
+            assertThatThrownBy(() -> client(sock, slow).start(new Session(SESSION_ID, 1), "run-1"))
+                    .isInstanceOf(HelperUnreachable.class);
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isGreaterThanOrEqualTo(Duration.ofMillis(200));
+        } finally {
+            for (var c : fillers) {
+                c.close();
+            }
+            fillers.clear();
+        }
+        Path tokenFile = tmp.resolve("token");
+        FakeHelper.writeToken(tokenFile, TOKEN);
+        List<java.net.Socket> tcpFillers = new ArrayList<>();
+        try (ServerSocketChannel s = ServerSocketChannel.open()) {
+            s.bind(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1);
+            for (int i = 0; ; i++) { // until the full accept queue drops the handshake
+                assertThat(i).as("the backlog never filled").isLessThan(64);
+                java.net.Socket f = new java.net.Socket();
+                tcpFillers.add(f);
+                try {
+                    f.connect(s.getLocalAddress(), 200);
+                } catch (java.net.SocketTimeoutException e) {
+                    break;
+                }
+            }
+            int port = ((java.net.InetSocketAddress) s.getLocalAddress()).getPort();
+            AuthorityClient c = AuthorityClient.builder(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), port, tokenFile))
+                    .retry(new RetryPolicy(2, Duration.ofMillis(10), Duration.ofMillis(10)))
+                    .timeouts(Duration.ofMillis(300), Duration.ofSeconds(5)).build();
+            assertThatThrownBy(() -> c.start(new Session(SESSION_ID, 1), "run-1")).isInstanceOf(HelperUnreachable.class)
+                    .hasMessageNotContaining(TOKEN);
+        } finally {
+            for (var c : tcpFillers) {
+                c.close();
+            }
+        }
+    }
+
+    /** Connects without being accepted until the Unix listener's full backlog refuses (EAGAIN). */
+    private static void fill(List<java.nio.channels.SocketChannel> out, StandardProtocolFamily family, java.net.SocketAddress to)
+            throws Exception {
+        for (int i = 0; i < 64; i++) {
+            java.nio.channels.SocketChannel c = java.nio.channels.SocketChannel.open(family);
+            c.configureBlocking(false);
+            out.add(c);
+            try {
+                c.connect(to);
+            } catch (java.net.SocketException e) {
+                return; // refused for now: the backlog is full
+            }
+        }
+        throw new IllegalStateException("the backlog never filled");
+    }
+
     @Test
     void retry_notAfterTheRequestWasSentAndTheAnswerLost(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("a.sock");

@@ -190,6 +190,59 @@ class HttpTransportTest {
         }
     }
 
+    /**
+     * An interrupt while waiting for the helper (a host cancelling the call, an executor shutting
+     * down) ends the wait at once with an InterruptedIOException and keeps the interrupt status;
+     * it neither spins on the selector nor waits out the read timeout.
+     */
+    @Test
+    void interruptWhileWaiting_endsTheCallPromptly_keepsTheInterrupt(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch received = new CountDownLatch(1);
+        try (FakeHelper h = FakeHelper.unix(sock, r -> {
+            received.countDown();
+            try {
+                release.await(20, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
+        })) {
+            HttpTransport c = transport(new HelperEndpoint.Unix(sock), Duration.ofSeconds(1), Duration.ofSeconds(8));
+            java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicBoolean stillInterrupted = new java.util.concurrent.atomic.AtomicBoolean();
+            Thread caller = Thread.ofPlatform().start(() -> {
+                try {
+                    get(c, "/v1/authority");
+                } catch (Throwable e) {
+                    failure.set(e);
+                }
+                stillInterrupted.set(Thread.currentThread().isInterrupted());
+            });
+            assertThat(received.await(5, TimeUnit.SECONDS)).isTrue();
+            Thread.sleep(100); // the caller waits for the answer now
+            long cpu0 = threadCpu(caller);
+            long t0 = System.nanoTime();
+            caller.interrupt();
+            caller.join(10_000);
+            Duration took = Duration.ofNanos(System.nanoTime() - t0);
+            release.countDown();
+            assertThat(caller.isAlive()).isFalse();
+            assertThat(took).as("ends at the interrupt, not at the read timeout").isLessThan(Duration.ofSeconds(2));
+            assertThat(failure.get()).isInstanceOf(java.io.InterruptedIOException.class);
+            assertThat(stillInterrupted).isTrue();
+            if (cpu0 >= 0) {
+                assertThat(Duration.ofNanos(threadCpu(caller) - cpu0)).as("no spinning").isLessThan(Duration.ofMillis(500));
+            }
+        }
+    }
+
+    private static long threadCpu(Thread t) {
+        var bean = java.lang.management.ManagementFactory.getThreadMXBean();
+        return bean.isThreadCpuTimeSupported() ? Math.max(-1, bean.getThreadCpuTime(t.threadId())) : -1;
+    }
+
     @Test
     void malformedFraming_isAProtocolError(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("a.sock");

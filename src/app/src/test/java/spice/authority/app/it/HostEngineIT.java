@@ -395,6 +395,25 @@ class HostEngineIT {
     }
 
     @Test
+    void sessionLost_suspendRefused_runStops_noToolRunsAgain() throws Exception {
+        Authority a = authority();
+        StaticToolPlan plan = StaticToolPlan.named(ScriptedAgent.PLAN_ID, tools(ledger));
+        Run run = engine(a, plan).start("run-orphaned", ScriptedAgent.DEFINITION, "hello");
+        run.runTurn();
+        // The helper ends the session (as after a restart, or the session's close): the run is an orphan.
+        client.closeSession(lastSession());
+        assertThat(client.run("run-orphaned").owned()).isFalse();
+
+        assertThatThrownBy(run::suspend).isInstanceOfSatisfying(spice.authority.host.engine.AuthorityFailedException.class,
+                e -> assertThat(e.uncertain()).isFalse());
+        assertThat(run.phase()).isEqualTo(Run.Phase.STOPPED);
+        assertThatThrownBy(run::runTurn).isInstanceOf(RunStateException.class);
+        assertThat(Files.readAllLines(ledger)).hasSize(1); // turn 1 only: nothing ran without the lease
+        assertThat(plan.liveLeases()).isZero();
+        assertThat(client.run("run-orphaned").phase()).isEqualTo("ACTIVE"); // the operator's to abandon
+    }
+
+    @Test
     void start_refusedByHelper_isNotUncertain_andDoesNotBurnTheRunId() throws Exception {
         Authority first = authority();
         first.start("run-taken");

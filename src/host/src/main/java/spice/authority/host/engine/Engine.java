@@ -302,9 +302,18 @@ public final class Engine implements AutoCloseable {
             throw refused;
         }
         // 4. Commit the engine run (not executing: no lease yet).
-        Run run = new Run(this, runId, snapshot.definition(), snapshot.lastSequence() + 1, snapshot.history(),
-                snapshot.completedTurns(), snapshot.seenInteractionIds());
-        run.bind(snapshot.planIdentity(), lease);
+        Run run;
+        try {
+            run = new Run(this, runId, snapshot.definition(), snapshot.lastSequence() + 1, snapshot.history(),
+                    snapshot.completedTurns(), snapshot.seenInteractionIds());
+            run.bind(snapshot.planIdentity(), lease);
+        } catch (RuntimeException e) {
+            // After the consume point nothing may escape unhandled: release what this import holds.
+            lease.release();
+            abortQuietly(tx, e);
+            throw new ImportUncertainException(runId, "run " + runId + " could not be committed after its consume point ("
+                    + e + "); the import was released and is not retried", null);
+        }
         if (!register(run)) {
             lease.release();
             abortQuietly(tx, null);
@@ -418,7 +427,8 @@ public final class Engine implements AutoCloseable {
 
     /**
      * Stops and joins every run; the engine takes no new work. Runs that were RUNNING stay ACTIVE
-     * at the helper until this host's session ends; suspend them first to hand them on.
+     * at the helper until this host's session ends; suspend them first to hand them on (a
+     * suspended run still gives its envelope through {@link Run#export()}).
      */
     @Override
     public void close() {

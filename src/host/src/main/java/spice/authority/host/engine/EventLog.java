@@ -6,8 +6,9 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A run's append-only, bounded event log. Sequences are consecutive; the first is 1 for a new run
- * and {@code last_sequence + 1} for an imported one, which holds no copy of pre-snapshot events.
+ * A run's append-only, bounded event log. Sequences are consecutive unsigned 64-bit numbers that
+ * never wrap; the first is 1 for a new run and {@code last_sequence + 1} for an imported one, which
+ * holds no copy of pre-snapshot events.
  *
  * <p>Guarantees: the retained window is {@code [first, head]} (empty as {@code [N+1, N]} right after
  * an import of a snapshot at N). A read with a cursor {@code c} returns the events after {@code c};
@@ -21,9 +22,12 @@ public final class EventLog {
     private long first;
     private long head;
 
-    /** A log whose next event gets {@code firstSequence}, retaining at most {@code capacity} events. */
+    /**
+     * A log whose next event gets {@code firstSequence} (unsigned, 1..2^64-1: an import continues
+     * after any last_sequence of 1..2^64-2), retaining at most {@code capacity} events.
+     */
     EventLog(long firstSequence, int capacity) {
-        if (firstSequence < 1 || capacity < 1) {
+        if (firstSequence == 0 || capacity < 1) {
             throw new IllegalArgumentException("first sequence and capacity must be positive");
         }
         this.capacity = capacity;
@@ -54,6 +58,10 @@ public final class EventLog {
     Event append(String runId, Event.Type type, int turn, String callId, String messageId, String toolName) {
         Event e;
         synchronized (this) {
+            if (head == -1L) {
+                // Sequences are unsigned 64-bit and never wrap: 2^64-1 was the last one.
+                throw new IllegalStateException("run " + runId + ": the event sequence space is exhausted");
+            }
             e = new Event(head + 1, runId, type, turn, callId, messageId, toolName);
             retained.addLast(e);
             head = e.sequence();

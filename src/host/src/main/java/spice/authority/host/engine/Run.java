@@ -24,7 +24,9 @@ import spice.authority.snapshot.payload.Snapshot;
  * <p>Guarantees:
  * <ul>
  *   <li>A turn runs only while the run holds an active authority lease (started, resumed or
- *       activated at the helper); after a stop, a failure or a terminal nothing runs again.
+ *       activated at the helper); after a stop, a failure or a terminal nothing runs again. A
+ *       helper answer that shows the lease is gone (an unknown session, a run the session does
+ *       not own) stops the run.
  *   <li>Export only at a completed turn boundary (suspended, with a turn left) or after a
  *       terminal; {@link #suspend()} commits RunSuspended, then the helper signs the payload whose
  *       {@code last_sequence} is that event.
@@ -175,14 +177,17 @@ public final class Run {
 
     /**
      * Stops the run and joins any turn in progress: after this returns nothing of the run executes
-     * again. Idempotent; releases the tool plan lease.
+     * again. Idempotent; releases the tool plan lease. A SUSPENDED run stays SUSPENDED (it does not
+     * execute, and it never resumes here again) so that {@link #export()} still gives its envelope:
+     * the helper keeps it importable once this host is gone, and only this run can still ask for it
+     * when the signing answer was lost.
      */
     public void stopAndJoin() {
         stopRequested = true;
         turnLock.lock(); // joins: a turn in progress holds the lock until it ends
         try {
             authorityLease = false;
-            if (phase == Phase.STARTING || phase == Phase.RUNNING || phase == Phase.IN_TURN || phase == Phase.SUSPENDED) {
+            if (phase == Phase.STARTING || phase == Phase.RUNNING || phase == Phase.IN_TURN) {
                 phase = Phase.STOPPED;
             }
             releaseToolLease();
@@ -396,8 +401,11 @@ public final class Run {
      * process imports the envelope once this one is dead.
      *
      * @throws ExportRefusedException mid-turn, before the first turn, with no turn left, or when not running
-     * @throws AuthorityFailedException the helper did not sign; the run is suspended here and
-     *     {@link #export()} asks again (the same payload gives the same envelope)
+     * @throws AuthorityFailedException the helper did not sign: when it provably wrote nothing, the
+     *     run goes on, unless the helper's answer shows the lease is gone (an unknown session, a
+     *     run the session does not own, a closing helper): then it is stopped; when the outcome is
+     *     unknown, the run is suspended here and {@link #export()} asks again (the same payload
+     *     gives the same envelope)
      */
     public byte[] suspend() throws EngineException {
         turnLock.lock();
@@ -420,10 +428,23 @@ public final class Run {
             try {
                 envelope = engine.authority().sign(runId, payload);
             } catch (IOException e) {
-                AuthorityFailedException failed = new AuthorityFailedException("the helper did not sign run " + runId, e);
-                if (!failed.uncertain()) {
-                    throw failed; // provably nothing written: the run goes on as before
+                if (!Authority.outcomeUnknown(e) && !Authority.leaseLost(e)) {
+                    // Provably nothing written, and no sign that the lease is gone: it goes on as before.
+                    throw new AuthorityFailedException("the helper did not sign run " + runId, e);
                 }
+                if (!Authority.outcomeUnknown(e)) {
+                    // SECURITY: the helper no longer knows this session, or the session no longer owns
+                    // the run (fenced): a host that lost its lease must stop executing the run.
+                    stopAndJoin();
+                    try {
+                        engine.authority().release(runId);
+                    } catch (IOException ignored) {
+                        // Nothing to release when the session is gone; the helper ends it with the session.
+                    }
+                    throw new AuthorityFailedException("the helper did not sign run " + runId
+                            + ", and this session no longer holds its lease; the run was stopped", e);
+                }
+                AuthorityFailedException failed = new AuthorityFailedException("the helper did not sign run " + runId, e);
                 // Perhaps signed: never continue; export() asks again with the identical payload.
                 pendingPayload = payload;
                 phase = Phase.SUSPENDED;

@@ -69,4 +69,17 @@ class EventLogTest {
         assertThatThrownBy(() -> new EventLog(0, 1)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new EventLog(1, 0)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void unsignedSequences_importAboveTwoPow63_andTheLastSequenceNeverWraps() throws Exception {
+        EventLog high = new EventLog(Long.parseUnsignedLong("9223372036854775809"), 4);
+        append(high, 1);
+        assertThat(Long.toUnsignedString(high.head())).isEqualTo("9223372036854775809");
+        assertThat(high.readAfter(Long.parseUnsignedLong("9223372036854775808"))).hasSize(1);
+        EventLog last = new EventLog(-1L, 4); // 2^64-1: after a snapshot at 2^64-2
+        append(last, 1);
+        assertThat(last.head()).isEqualTo(-1L);
+        assertThatThrownBy(() -> append(last, 1)).isInstanceOf(IllegalStateException.class);
+        assertThat(last.head()).isEqualTo(-1L);
+    }
 }

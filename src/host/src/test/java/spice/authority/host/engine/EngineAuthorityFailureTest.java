@@ -1,0 +1,276 @@
+package spice.authority.host.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import spice.authority.host.AuthorityClient;
+import spice.authority.host.FakeHelper;
+import spice.authority.host.HelperEndpoint;
+import spice.authority.host.RetryPolicy;
+import spice.authority.host.demo.ScriptedAgent;
+import spice.authority.snapshot.crypto.Claim;
+import spice.authority.snapshot.envelope.Envelope;
+import spice.authority.snapshot.envelope.Envelopes;
+import spice.authority.snapshot.payload.Snapshot;
+
+/**
+ * The reference engine against a fake helper on a real Unix socket (the real client, transport and
+ * problem mapping underneath), for the helper answers a real helper gives only under faults: a
+ * lost session, an answer code this client does not know.
+ */
+class EngineAuthorityFailureTest {
+    private static final String SESSION = "5e55104d5e55104d5e55104d5e55104d";
+
+    /** A well-shaped claim: the engine never verifies it, the helper does. */
+    private static final Claim CLAIM = new Claim(new byte[32], 1, new byte[32]);
+
+    /** What a real helper answers when nothing goes wrong. */
+    static byte[] helper(FakeHelper.Request r) {
+        String line = r.line();
+        try {
+            if (line.equals("POST /v1/sessions")) {
+                return FakeHelper.json(200, "{\"session\":\"" + SESSION + "\",\"pid\":1}");
+            }
+            if (line.equals("POST /v1/runs")) {
+                String id = r.bodyText().replaceAll(".*\"run_id\":\"([^\"]*)\".*", "$1");
+                return run(id, "ACTIVE", 1, true);
+            }
+            if (line.startsWith("POST /v1/runs/") && line.endsWith("/snapshots")) {
+                byte[] env = Envelopes.unsigned(Snapshot.decode(r.body())).seal(CLAIM).toBinary();
+                return binary(env);
+            }
+            if (line.startsWith("POST /v1/runs/") && line.endsWith("/resume")) {
+                return run(line.split("/")[3], "ACTIVE", 2, true);
+            }
+            if (line.startsWith("DELETE ")) {
+                return FakeHelper.noContent();
+            }
+            if (line.equals("POST /v1/imports")) {
+                Envelope e = Envelope.parse(r.body());
+                return FakeHelper.json(200, "{\"import\":\"imp-1\",\"run_id\":\"" + e.runId() + "\",\"last_sequence\":"
+                        + Long.toUnsignedString(e.lastSequence()) + ",\"next_sequence\":"
+                        + Long.toUnsignedString(e.lastSequence() + 1) + "}");
+            }
+            if (line.equals("POST /v1/imports/imp-1/consume")) {
+                return run("run-x", "IMPORTING", 2, false);
+            }
+            if (line.equals("POST /v1/imports/imp-1/activate")) {
+                return run("run-x", "ACTIVE", 2, true);
+            }
+        } catch (Exception e) {
+            return FakeHelper.problem(400, "invalid_request", "fake helper: " + e.getClass().getSimpleName());
+        }
+        return FakeHelper.problem(404, "not_found", "no route");
+    }
+
+    static byte[] run(String id, String phase, long gen, boolean owned) {
+        return FakeHelper.json(200, "{\"run_id\":\"" + id + "\",\"phase\":\"" + phase + "\",\"run_generation\":" + gen
+                + ",\"owned\":" + owned + "}");
+    }
+
+    static byte[] binary(byte[] body) {
+        byte[] head = ("HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: " + body.length + "\r\n\r\n")
+                .getBytes(StandardCharsets.ISO_8859_1);
+        byte[] all = new byte[head.length + body.length];
+        System.arraycopy(head, 0, all, 0, head.length);
+        System.arraycopy(body, 0, all, head.length, body.length);
+        return all;
+    }
+
+    /** The helper, except that requests matching {@code route} get {@code answer}. */
+    static Function<FakeHelper.Request, byte[]> except(String route, byte[] answer) {
+        return r -> r.line().matches(route) ? answer : helper(r);
+    }
+
+    private static Engine engine(Path sock, Path ledger) throws IOException {
+        AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
+        Authority authority = Authority.of(client, client.openSession());
+        return Engine.builder(authority, ScriptedAgent.model(),
+                StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(ledger, null))))
+                .identity(ScriptedAgent.IDENTITY).build();
+    }
+
+    private static List<String> lines(Path ledger) throws IOException {
+        return Files.exists(ledger) ? Files.readAllLines(ledger) : List.of();
+    }
+
+    // ---- a suspend refused because the session or lease is gone ---------------------------------
+
+    @Test
+    void suspend_refusedBecauseTheLeaseIsGone_stopsTheRun_noToolRunsAgain(@TempDir Path tmp) throws Exception {
+        // What the helper answers a session it no longer knows (it restarted, or closed the session),
+        // and a session that no longer owns the run: the host has lost its lease and must stop.
+        List<byte[]> lostLease = List.of(
+                FakeHelper.problem(401, "unauthorized", "unknown session"),
+                FakeHelper.problem(409, "state_conflict", "run run-1 is not owned by this session"),
+                FakeHelper.problem(404, "not_found", "no such session"));
+        int i = 0;
+        for (byte[] answer : lostLease) {
+            Path sock = tmp.resolve("h" + i + ".sock");
+            Path ledger = tmp.resolve("ledger-" + i++);
+            try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/runs/run-1/snapshots", answer))) {
+                Run run = engine(sock, ledger).start("run-1", ScriptedAgent.DEFINITION, "hello");
+                run.runTurn();
+                assertThat(lines(ledger)).hasSize(1);
+
+                assertThatThrownBy(run::suspend).isInstanceOfSatisfying(AuthorityFailedException.class,
+                        e -> assertThat(e.uncertain()).isFalse());
+                assertThat(run.phase()).as(new String(answer, StandardCharsets.UTF_8)).isNotEqualTo(Run.Phase.RUNNING);
+                assertThatThrownBy(run::runTurn).as(new String(answer, StandardCharsets.UTF_8))
+                        .isInstanceOf(RunStateException.class);
+                assertThat(lines(ledger)).as("no tool ran after the lease was lost").hasSize(1);
+            }
+        }
+    }
+
+    @Test
+    void suspend_refusedWithNothingWrittenAndTheLeaseKept_runGoesOn(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        Path ledger = tmp.resolve("ledger");
+        try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/runs/run-1/snapshots",
+                FakeHelper.problem(503, "unavailable", "nothing was written")))) {
+            Run run = engine(sock, ledger).start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+            assertThatThrownBy(run::suspend).isInstanceOfSatisfying(AuthorityFailedException.class,
+                    e -> assertThat(e.uncertain()).isFalse());
+            assertThat(run.phase()).isEqualTo(Run.Phase.RUNNING);
+            run.runTurn();
+            assertThat(lines(ledger)).hasSize(2);
+        }
+    }
+
+    @Test
+    void suspend_helperUnreachable_nothingSentNoAnswerAboutTheLease_runGoesOn(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        Path ledger = tmp.resolve("ledger");
+        Run run;
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            run = engine(sock, ledger).start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+        }
+        // Nothing listens for a moment (a full backlog refuses the same way): nothing was sent, and
+        // no answer says the lease is gone.
+        assertThatThrownBy(run::suspend).isInstanceOfSatisfying(AuthorityFailedException.class,
+                e -> assertThat(e.uncertain()).isFalse());
+        assertThat(run.phase()).isEqualTo(Run.Phase.RUNNING);
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            assertThat(Envelope.parse(run.suspend()).lastSequence()).isEqualTo(run.events().head());
+        }
+    }
+
+    // ---- a code this client does not know has an unknown effect ---------------------------------
+
+    @Test
+    void suspend_answeredWithAnUnknownCode_isUncertain_runNeverContinues(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        Path ledger = tmp.resolve("ledger");
+        boolean[] fail = {true};
+        try (FakeHelper h = FakeHelper.unix(sock, r -> fail[0] && r.line().equals("POST /v1/runs/run-1/snapshots")
+                ? FakeHelper.problem(500, "write_interrupted", "a newer helper's code") : helper(r))) {
+            Run run = engine(sock, ledger).start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+            assertThatThrownBy(run::suspend).isInstanceOfSatisfying(AuthorityFailedException.class,
+                    e -> assertThat(e.uncertain()).as("the helper may have signed SUSPENDED").isTrue());
+            assertThat(run.phase()).isEqualTo(Run.Phase.SUSPENDED);
+            assertThatThrownBy(run::runTurn).isInstanceOf(RunStateException.class);
+            assertThat(lines(ledger)).hasSize(1);
+            fail[0] = false;
+            assertThat(Envelope.parse(run.export()).lastSequence()).isEqualTo(run.events().head());
+        }
+    }
+
+    @Test
+    void importConsume_answeredWithAnUnknownCode_isUncertain_notARefusal(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        byte[] envelope;
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            Run first = engine(sock, tmp.resolve("ledger-a")).start("run-x", ScriptedAgent.DEFINITION, "hello");
+            first.runTurn();
+            envelope = first.suspend();
+        }
+        try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/imports/imp-1/consume",
+                FakeHelper.problem(500, "write_interrupted", "a newer helper's code")))) {
+            Engine b = engine(sock, tmp.resolve("ledger-b"));
+            assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOf(ImportUncertainException.class);
+            // Never retried: the run ID stays reserved in this engine.
+            assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOfSatisfying(ImportRefusedException.class,
+                    e -> assertThat(e.reason()).isEqualTo(ImportRefusedException.Reason.ALREADY_IMPORTED));
+            assertThat(h.requests()).extracting(FakeHelper.Request::line)
+                    .filteredOn(l -> l.endsWith("/consume")).hasSize(1);
+        }
+    }
+
+    // ---- the whole range of last_sequence (1..2^64-2) imports ------------------------------------
+
+    @Test
+    void import_lastSequenceAbove2pow63_isCommittedAndRuns_notAnUncheckedFailureAfterConsume(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        byte[] envelope;
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            Run first = engine(sock, tmp.resolve("ledger-a")).start("run-x", ScriptedAgent.DEFINITION, "hello");
+            first.runTurn();
+            Snapshot s = Snapshot.decode(Envelope.parse(first.suspend()).payload());
+            // A valid payload (P-SEQ: 1..2^64-2) whose last_sequence is above 2^63 as an unsigned number.
+            Snapshot.Builder b = Snapshot.builder().runId(s.runId()).definition(s.definition()).completedTurns(s.completedTurns())
+                    .planIdentity(s.planIdentity()).seenInteractionIds(s.seenInteractionIds())
+                    .lastSequence(Long.parseUnsignedLong("9223372036854775808")).status(s.status());
+            s.history().forEach(b::addMessage);
+            envelope = Envelopes.unsigned(b.build()).seal(CLAIM).toBinary();
+        }
+        StaticToolPlan plan = StaticToolPlan.named(ScriptedAgent.PLAN_ID,
+                List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(tmp.resolve("ledger-b"), null)));
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
+            Engine b = Engine.builder(Authority.of(client, client.openSession()), ScriptedAgent.model(), plan)
+                    .identity(ScriptedAgent.IDENTITY).build();
+            Run run = b.importRun(envelope);
+            assertThat(Long.toUnsignedString(run.events().head())).isEqualTo("9223372036854775809");
+            run.runTurn();
+            assertThat(run.completedTurns()).isEqualTo(2);
+            assertThat(plan.liveLeases()).isEqualTo(1);
+        }
+    }
+
+    // ---- a suspended run stays exportable after its engine closed -------------------------------
+
+    @Test
+    void suspendAnswerLost_thenEngineClosed_exportStillRecoversTheEnvelope(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        boolean[] lose = {true};
+        try (FakeHelper h = FakeHelper.unix(sock, r -> {
+            byte[] answer = helper(r);
+            if (lose[0] && r.line().equals("POST /v1/runs/run-1/snapshots")) {
+                lose[0] = false;
+                return new byte[0]; // signed, but the answer is lost: the connection closes without one
+            }
+            return answer;
+        })) {
+            Engine engine = engine(sock, tmp.resolve("ledger"));
+            Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+            assertThatThrownBy(run::suspend).isInstanceOfSatisfying(AuthorityFailedException.class,
+                    e -> assertThat(e.uncertain()).isTrue());
+            // The host shuts its engine down: the run is SUSPENDED at the helper and importable once
+            // this process is gone, but only with its envelope, which only this run can still ask for.
+            engine.close();
+            byte[] envelope = run.export();
+            assertThat(Envelope.parse(envelope).lastSequence()).isEqualTo(run.events().head());
+            assertThatThrownBy(run::runTurn).isInstanceOf(RunStateException.class);
+            assertThatThrownBy(run::resumeLocal).isInstanceOf(RunStateException.class);
+
+            Run other = engine(sock, tmp.resolve("ledger-2")).start("run-2", ScriptedAgent.DEFINITION, "hello");
+            other.runTurn();
+            byte[] signed = other.suspend();
+            other.stopAndJoin();
+            assertThat(other.export()).isEqualTo(signed);
+        }
+    }
+}
