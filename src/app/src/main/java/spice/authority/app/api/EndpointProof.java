@@ -2,10 +2,8 @@ package spice.authority.app.api;
 
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.util.HexFormat;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
+import spice.authority.snapshot.crypto.HmacSha256;
 
 /**
  * The helper's half of the TCP endpoint proof ({@code GET /v1/endpoint-proof?nonce=HEX}): before a
@@ -24,7 +22,8 @@ import javax.crypto.spec.SecretKeySpec;
  * <p>Guarantees: the nonce is accepted only as exactly 64 lowercase hex digits (32 bytes); the
  * answer is a MAC of the token, never the token, and no message of this class contains the token
  * or the nonce. SECURITY: the domain string with its 0x00 separator keeps this MAC apart from any
- * other use of the token as a key.
+ * other use of the token as a key. The MAC is computed by {@link HmacSha256#once}, which zeroes its
+ * key blocks before it returns.
  */
 final class EndpointProof {
     /** The domain separation string (ASCII), followed by one 0x00 byte in the MAC input. */
@@ -80,20 +79,9 @@ final class EndpointProof {
         if (token == null || token.length == 0) {
             throw new IllegalStateException("no bearer token to prove");
         }
-        try {
-            Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(token, "HmacSHA256"));
-            mac.update(DOMAIN.getBytes(StandardCharsets.US_ASCII));
-            mac.update((byte) 0);
-            mac.update(nonce);
-            byte[] address = local.getAddress();
-            mac.update((byte) address.length);
-            mac.update(address);
-            mac.update((byte) (port >>> 8));
-            mac.update((byte) port);
-            return HexFormat.of().formatHex(mac.doFinal());
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("HmacSHA256 is not available", null);
-        }
+        byte[] address = local.getAddress();
+        // HmacSha256.once, not javax.crypto.Mac: no copy of the token outlives the call.
+        return HexFormat.of().formatHex(HmacSha256.once(token, DOMAIN.getBytes(StandardCharsets.US_ASCII), new byte[] {0},
+                nonce, new byte[] {(byte) address.length}, address, new byte[] {(byte) (port >>> 8), (byte) port}));
     }
 }

@@ -49,6 +49,23 @@ public final class HmacSha256 implements AutoCloseable {
         }
     }
 
+    /**
+     * One HMAC under a key that is not an authority key (a bearer token, any length), over the
+     * concatenation of {@code parts}. The padded key blocks are zeroed before this returns, so no
+     * copy of the key outlives the call (unlike {@code javax.crypto.Mac}, whose key copies cannot be
+     * wiped); {@code rawKey} itself stays with its owner, unchanged.
+     *
+     * @throws IllegalArgumentException if {@code rawKey} is empty
+     */
+    public static byte[] once(byte[] rawKey, byte[]... parts) {
+        if (rawKey.length == 0) {
+            throw new IllegalArgumentException("empty MAC key");
+        }
+        try (HmacSha256 mac = new HmacSha256(rawKey)) {
+            return mac.compute(parts);
+        }
+    }
+
     /** A fresh SHA-256 digest. */
     public static MessageDigest sha256() {
         try {

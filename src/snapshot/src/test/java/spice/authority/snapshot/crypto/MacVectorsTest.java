@@ -114,7 +114,15 @@ class MacVectorsTest {
             try (HmacSha256 mac = new HmacSha256(hex(c[0]))) {
                 assertThat(HEX.formatHex(mac.compute(hex(c[1])))).startsWith(c[2]);
             }
+            byte[] key = hex(c[0]);
+            byte[] data = hex(c[1]);
+            // once: the same MAC over the parts' concatenation, and the caller's key left as it was.
+            int half = data.length / 2;
+            assertThat(HEX.formatHex(HmacSha256.once(key, java.util.Arrays.copyOf(data, half),
+                    java.util.Arrays.copyOfRange(data, half, data.length)))).startsWith(c[2]);
+            assertThat(key).isEqualTo(hex(c[0]));
         }
+        assertThatThrownBy(() -> HmacSha256.once(new byte[0], new byte[1])).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
