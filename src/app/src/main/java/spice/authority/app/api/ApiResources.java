@@ -270,7 +270,9 @@ public class ApiResources {
             run = counted("start", () -> authority().start(id, Cancellation.none()));
             sessions.own(s, run);
         }
-        LOG.infof("run %s started (generation 1)", LogText.of(id.value()));
+        // Plain concatenation, not infof: the lines of every cycle are built without java.util.Formatter
+        // (about a quarter of a log line's cost while the request path is still interpreted).
+        LOG.info("run " + LogText.of(id.value()) + " started (generation 1)");
         return new Dto.RunView(run.runId(), "ACTIVE", Dto.u64(run.runGeneration()), true);
     }
 
@@ -341,7 +343,8 @@ public class ApiResources {
                 sessions.forget(s, runId);
             }
         }
-        LOG.infof("run %s signed %s at sequence %s", LogText.of(runId), snapshot.status().wire(), Long.toUnsignedString(snapshot.lastSequence()));
+        LOG.info("run " + LogText.of(runId) + " signed " + snapshot.status().wire() + " at sequence "
+                + Long.toUnsignedString(snapshot.lastSequence()));
         return envelopeResponse(sealed.envelope(), accept);
     }
 
