@@ -35,7 +35,8 @@ public final class HmacSha256 implements AutoCloseable {
 
     /**
      * Keyed with raw bytes (up to 64; longer keys are hashed first, per RFC 2104). Package-private:
-     * outside this package a MAC is made only from a {@link SecretKeyBytes}, never from loose bytes.
+     * outside this package a MAC is made from a {@link SecretKeyBytes}, or for one computation by
+     * {@link #once}, which zeroes its key blocks before it returns.
      */
     HmacSha256(byte[] rawKey) {
         byte[] k = rawKey.length > BLOCK ? sha256().digest(rawKey) : rawKey;
@@ -46,6 +47,24 @@ public final class HmacSha256 implements AutoCloseable {
         }
         if (k != rawKey) {
             Arrays.fill(k, (byte) 0);
+        }
+    }
+
+    /**
+     * One HMAC over the concatenation of {@code parts} under a raw key the caller owns (a bearer
+     * token, say), for a caller that has no {@link SecretKeyBytes}. Only the padded key blocks are
+     * derived from {@code rawKey}, and they are zeroed before this returns; no other copy of the
+     * key is made (a key longer than 64 bytes is hashed, and the hash is zeroed too). The caller
+     * keeps {@code rawKey} and zeroes it when done.
+     *
+     * @throws IllegalArgumentException when {@code rawKey} is empty
+     */
+    public static byte[] once(byte[] rawKey, byte[]... parts) {
+        if (rawKey.length == 0) {
+            throw new IllegalArgumentException("HMAC key must not be empty");
+        }
+        try (HmacSha256 mac = new HmacSha256(rawKey)) {
+            return mac.compute(parts);
         }
     }
 
