@@ -63,14 +63,16 @@ public final class ActiveRun implements AutoCloseable {
      */
     public record Sealed(Envelope envelope, boolean leaseEnded) {}
 
-    /** A claim, and whether the transition that bound it ended the lease. */
-    private record Signed(Claim claim, boolean leaseEnded) {}
-
     /**
-     * Signs a snapshot and persists the transition: SUSPENDED at this generation with the claim
-     * bound (lock kept), or the terminal tombstone (lock released).
+     * Signs a snapshot, builds its envelope and persists the transition: SUSPENDED at this
+     * generation with the claim bound (lock kept), or the terminal tombstone (lock released).
+     *
+     * <p>The envelope is complete before the record is written: a failure to build it is
+     * {@code unavailable} with nothing written (retryable), and once the record is written nothing
+     * is left that can fail, so a written transition is never reported as a clean failure.
      */
-    private synchronized Signed sign(ClaimInput input, Cancellation c) throws AuthorityException {
+    private synchronized Sealed sign(Envelopes.Unsigned unsigned, Cancellation c) throws AuthorityException {
+        ClaimInput input = unsigned.claimInput();
         requireLive();
         if (!runId.equals(input.runId())) {
             throw new AuthorityException.State("snapshot run ID differs from the owned run " + runId);
@@ -86,18 +88,30 @@ public final class ActiveRun implements AutoCloseable {
                     input.sha256(), claim.hmac());
             if (remembered != null) {
                 if (remembered.equals(binding)) {
-                    return new Signed(rememberedClaim, false); // identical repeat: idempotent, nothing written
+                    // identical repeat: idempotent, nothing written
+                    return new Sealed(envelope(unsigned, rememberedClaim), false);
                 }
                 throw new AuthorityException.State("run " + runId + " is already suspended with a different snapshot");
             }
+            Envelope envelope = envelope(unsigned, claim);
             write(store.newRecord(runId, generation, Phase.SUSPENDED, binding), c, "suspend");
             remembered = binding;
             rememberedClaim = claim;
-            return new Signed(claim, false);
+            return new Sealed(envelope, false);
         }
+        Envelope envelope = envelope(unsigned, claim);
         write(store.newRecord(runId, generation, phase, null), c, "sign terminal");
         finish();
-        return new Signed(claim, true);
+        return new Sealed(envelope, true);
+    }
+
+    /** The envelope with {@code claim}; called before any write, so a failure wrote nothing. */
+    private Envelope envelope(Envelopes.Unsigned unsigned, Claim claim) throws AuthorityException.Unavailable {
+        try {
+            return unsigned.seal(claim);
+        } catch (SigningException e) {
+            throw new AuthorityException.Unavailable("signing failed for run " + runId + ": nothing written");
+        }
     }
 
     /**
@@ -107,13 +121,7 @@ public final class ActiveRun implements AutoCloseable {
      * @return the envelope, and whether the lease ended with it (terminal snapshot)
      */
     public Sealed seal(Snapshot snapshot, Cancellation c) throws AuthorityException {
-        Envelopes.Unsigned unsigned = Envelopes.unsigned(snapshot);
-        Signed signed = sign(unsigned.claimInput(), c);
-        try {
-            return new Sealed(unsigned.seal(signed.claim()), signed.leaseEnded());
-        } catch (SigningException e) {
-            throw new AuthorityException.Unavailable("signing failed for run " + runId);
-        }
+        return sign(Envelopes.unsigned(snapshot), c);
     }
 
     /** Local resume: ACTIVE at the next generation; the earlier claim never verifies again. */

@@ -2,12 +2,10 @@ package spice.authority.host;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.HexFormat;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
+import spice.authority.snapshot.crypto.HmacSha256;
 
 /**
  * The client's half of the TCP endpoint proof: before the bearer token is sent on a loopback TCP
@@ -70,20 +68,12 @@ final class EndpointProof {
             throw new IllegalArgumentException("the server's address is not resolved");
         }
         byte[] address = server.getAddress().getAddress();
-        try {
-            Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(token, "HmacSHA256"));
-            mac.update(DOMAIN.getBytes(StandardCharsets.US_ASCII));
-            mac.update((byte) 0);
-            mac.update(nonce);
-            mac.update((byte) address.length);
-            mac.update(address);
-            mac.update((byte) (server.getPort() >>> 8));
-            mac.update((byte) server.getPort());
-            return mac.doFinal();
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("HmacSHA256 is not available", null);
-        }
+        int port = server.getPort();
+        // SECURITY: HmacSha256.once keeps only the padded key blocks and zeroes them before it
+        // returns; javax.crypto's SecretKeySpec and Mac would keep copies of the token that
+        // nothing can zero.
+        return HmacSha256.once(token, DOMAIN.getBytes(StandardCharsets.US_ASCII), new byte[] {0}, nonce,
+                new byte[] {(byte) address.length}, address, new byte[] {(byte) (port >>> 8), (byte) port});
     }
 
     /**

@@ -58,7 +58,8 @@ public abstract sealed class HelperProblem extends IOException {
 
     /**
      * True when the helper says nothing was written and the same call may simply be sent again
-     * ({@code unavailable}; {@code busy} with a {@code Retry-After} or for a quota).
+     * ({@code unavailable}; {@code cancelled}; {@code busy} with a {@code Retry-After} or for a
+     * quota).
      */
     public boolean nothingHappened() {
         return false;
@@ -76,6 +77,7 @@ public abstract sealed class HelperProblem extends IOException {
             case "closing" -> new Closing(f);
             case "not_found" -> new NotFound(f);
             case "unauthorized" -> new Unauthorized(f);
+            case "cancelled" -> new Cancelled(f);
             default -> new Unrecognized(f);
         };
     }
@@ -166,6 +168,24 @@ public abstract sealed class HelperProblem extends IOException {
         private static final long serialVersionUID = 1L;
 
         Unavailable(Fields f) {
+            super(f);
+        }
+
+        @Override
+        public boolean nothingHappened() {
+            return true;
+        }
+    }
+
+    /**
+     * {@code cancelled}: the helper gave up on the call (its deadline passed, or it was cancelled)
+     * at or before its final check before the write: nothing was written, the run and its lease
+     * are as they were, and the same call may be sent again.
+     */
+    public static final class Cancelled extends HelperProblem {
+        private static final long serialVersionUID = 1L;
+
+        Cancelled(Fields f) {
             super(f);
         }
 

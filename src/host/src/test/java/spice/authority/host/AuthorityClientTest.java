@@ -147,6 +147,7 @@ class AuthorityClientTest {
         codes.put("closing", HelperProblem.Closing.class);
         codes.put("not_found", HelperProblem.NotFound.class);
         codes.put("unauthorized", HelperProblem.Unauthorized.class);
+        codes.put("cancelled", HelperProblem.Cancelled.class);
         codes.put("from_the_future", HelperProblem.Unrecognized.class);
         Path sock = tmp.resolve("a.sock");
         List<String> failures = new ArrayList<>();

@@ -46,6 +46,21 @@ class EndpointProofTest {
     }
 
     @Test
+    void mac_keepsNoJavaxCryptoCopyOfTheToken_andLeavesTheCallersTokenAsItWas() throws Exception {
+        // SecretKeySpec clones the token and Mac keeps it in its own key state; neither can be
+        // zeroed by the caller. The class must not reach javax.crypto at all.
+        byte[] classFile;
+        try (var in = EndpointProof.class.getResourceAsStream("EndpointProof.class")) {
+            classFile = in.readAllBytes();
+        }
+        assertThat(new String(classFile, StandardCharsets.ISO_8859_1)).doesNotContain("javax/crypto");
+        byte[] token = TOKEN.clone();
+        EndpointProof.mac(token, NONCE, SERVER);
+        assertThat(token).isEqualTo(TOKEN);
+        assertThatThrownBy(() -> EndpointProof.mac(new byte[0], NONCE, SERVER)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void verify_theExpectedProof_passes() throws Exception {
         EndpointProof.verify(TOKEN, NONCE, SERVER, body(VECTOR));
         EndpointProof.verify(TOKEN, NONCE, SERVER, ("{\"proof\": \"" + VECTOR + "\", \"other\": 1}").getBytes(StandardCharsets.UTF_8));

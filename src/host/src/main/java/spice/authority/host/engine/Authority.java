@@ -91,14 +91,15 @@ public interface Authority {
      * True when the helper's answer to a failed call says this session can no longer count on its
      * run lease: it does not know the session ({@code unauthorized}, {@code not_found}), the session
      * does not own the run ({@code state_conflict}, {@code busy} for a live owner), or the helper is
-     * closing. False for refusals that leave the lease as it was ({@code unavailable}, {@code busy}
-     * for a quota, {@code invalid_request}, {@code invalid_snapshot}), and for a failure to reach
-     * the helper at all: that proves nothing was sent, not that the lease is gone (a helper whose
-     * backlog is full still holds it).
+     * closing. False for refusals that leave the lease as it was ({@code unavailable},
+     * {@code cancelled}, {@code busy} for a quota, {@code invalid_request},
+     * {@code invalid_snapshot}), and for a failure to reach the helper at all: that proves nothing
+     * was sent, not that the lease is gone (a helper whose backlog is full still holds it).
      */
     static boolean leaseLost(IOException e) {
         return switch (e) {
             case HelperProblem.Unavailable u -> false;
+            case HelperProblem.Cancelled c -> false;
             case HelperProblem.Busy b -> !b.nothingHappened();
             case HelperProblem.InvalidRequest r -> false;
             case HelperProblem.InvalidSnapshot s -> false;
@@ -119,6 +120,8 @@ public interface Authority {
             // SECURITY: a newer helper's code says nothing about what was written; taking it for a
             // clean refusal would let a run go on that the helper may have suspended (or consumed).
             case HelperProblem.Unrecognized u -> true;
+            // The helper proved cancellation at or before its final pre-write check: nothing written.
+            case HelperProblem.Cancelled c -> false;
             case HelperProblem p -> false;
             case HelperTimeout t -> true;
             case HelperProtocolError p -> true;

@@ -149,6 +149,11 @@ public final class Engine implements AutoCloseable {
     /**
      * Starts a new run: leases the current tool plan, ACTIVE at the helper, then RunStarted (sequence 1)
      * and the first user message (its ID {@code <run>/message/user}).
+     *
+     * <p>Against a concurrent {@link #close()}: a start that returns gave a run that close then
+     * stops like any other; a start that close overtook is refused with {@link RunStateException},
+     * before it took the helper's lease or after releasing it, and its run (if registered) is
+     * STOPPED and never runs.
      */
     public Run start(String runId, Definition definition, String userText) throws EngineException {
         Objects.requireNonNull(definition, "definition");
@@ -190,7 +195,13 @@ public final class Engine implements AutoCloseable {
                 release(runId);
                 throw new RunStateException("cannot start run " + runId + ": the engine was closed meanwhile");
             }
-            run.started(first);
+            if (!run.started(first)) {
+                // The engine closed (and stopped the run) between its registration and its start:
+                // it never runs; hand the helper's lease back now, not at the session's end.
+                release(runId);
+                throw new RunStateException("cannot start run " + runId + ": the engine was closed meanwhile; "
+                        + "its lease was released");
+            }
             ok = true;
             return run;
         } catch (EngineException | RuntimeException e) {

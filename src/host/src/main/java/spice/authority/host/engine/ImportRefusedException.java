@@ -3,8 +3,15 @@ package spice.authority.host.engine;
 import java.io.IOException;
 
 /**
- * An import refused before its consume point: nothing changed at the helper (the prepared import
- * was aborted) and no engine state was created; any candidate plan lease was released.
+ * An import refused before its consume point: nothing durable changed at the helper (prepare
+ * writes nothing, and no consume was sent or the helper refused it with nothing written), no
+ * engine state was created, and any candidate plan lease was released.
+ *
+ * <p>The helper may still hold a prepared import of the run for this session, with the run's
+ * lock (other sessions see it {@code busy}): when the answer to prepare-import was lost
+ * ({@link Reason#AUTHORITY_REFUSED} with an unknown outcome), the engine holds no handle to abort
+ * it; when the engine's abort itself failed, the failure is attached as suppressed. Ending the
+ * session releases it, as the helper closes every import of a session that ends.
  */
 public final class ImportRefusedException extends EngineException {
     private static final long serialVersionUID = 1L;

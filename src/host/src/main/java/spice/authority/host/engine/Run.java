@@ -141,16 +141,26 @@ public final class Run {
         this.tools = Map.copyOf(byName);
     }
 
-    /** A new run: the lease is held; RunStarted, then the first user message. */
-    void started(Message firstUserMessage) {
+    /**
+     * A new run whose helper start returned: RunStarted, then the first user message. False when
+     * the run was stopped meanwhile (the engine closed after registering it): it then never runs,
+     * and the caller releases the helper's lease.
+     */
+    boolean started(Message firstUserMessage) {
         turnLock.lock();
         try {
+            // RACE: close() may stop the run between its registration and here; stopAndJoin holds
+            // the same lock, so either the stop is seen here or it comes after and stops a RUNNING run.
+            if (stopRequested) {
+                return false;
+            }
             authorityLease = true;
             phase = Phase.RUNNING;
             log.append(runId, Event.Type.RUN_STARTED, 0, null, null, null);
             history.add(firstUserMessage);
             messageIds.add(firstUserMessage.id());
             log.append(runId, Event.Type.MESSAGE_APPENDED, 0, null, firstUserMessage.id(), null);
+            return true;
         } finally {
             turnLock.unlock();
         }

@@ -166,6 +166,56 @@ class EngineAuthorityFailureTest {
         }
     }
 
+    // ---- cancelled: the helper proved nothing was written ----------------------------------------
+
+    @Test
+    void suspend_answeredCancelled_nothingWrittenLeaseKept_runGoesOnAndSuspendsLater(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        Path ledger = tmp.resolve("ledger");
+        boolean[] cancel = {true};
+        try (FakeHelper h = FakeHelper.unix(sock, r -> cancel[0] && r.line().equals("POST /v1/runs/run-1/snapshots")
+                ? FakeHelper.problem(503, "cancelled", "sign run-1: cancelled before anything was written; safe to retry")
+                : helper(r))) {
+            Run run = engine(sock, ledger).start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+            assertThatThrownBy(run::suspend).isInstanceOfSatisfying(AuthorityFailedException.class, e -> {
+                assertThat(e.uncertain()).as("the helper wrote nothing").isFalse();
+                assertThat(e.getCause()).isInstanceOf(spice.authority.host.HelperProblem.Cancelled.class);
+            });
+            assertThat(run.phase()).as("the lease is kept").isEqualTo(Run.Phase.RUNNING);
+            run.runTurn();
+            assertThat(lines(ledger)).hasSize(2);
+            cancel[0] = false;
+            assertThat(Envelope.parse(run.suspend()).lastSequence()).isEqualTo(run.events().head());
+        }
+    }
+
+    @Test
+    void importConsume_answeredCancelled_isARefusalNothingConsumed_andTheImportMayBeTriedAgain(@TempDir Path tmp)
+            throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        byte[] envelope;
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            Run first = engine(sock, tmp.resolve("ledger-a")).start("run-x", ScriptedAgent.DEFINITION, "hello");
+            first.runTurn();
+            envelope = first.suspend();
+        }
+        boolean[] cancel = {true};
+        try (FakeHelper h = FakeHelper.unix(sock, r -> cancel[0] && r.line().equals("POST /v1/imports/imp-1/consume")
+                ? FakeHelper.problem(503, "cancelled", "consume run-x: cancelled before anything was written; safe to retry")
+                : helper(r))) {
+            Engine b = engine(sock, tmp.resolve("ledger-b"));
+            assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOfSatisfying(ImportRefusedException.class, e -> {
+                assertThat(e.reason()).isEqualTo(ImportRefusedException.Reason.CONSUME_REFUSED);
+                assertThat(e.helperCode()).isEqualTo("cancelled");
+            });
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).contains("DELETE /v1/imports/imp-1");
+            cancel[0] = false;
+            Run run = b.importRun(envelope);
+            assertThat(run.phase()).isEqualTo(Run.Phase.RUNNING);
+        }
+    }
+
     // ---- a code this client does not know has an unknown effect ---------------------------------
 
     @Test

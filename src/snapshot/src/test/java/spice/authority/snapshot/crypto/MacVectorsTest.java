@@ -90,10 +90,8 @@ class MacVectorsTest {
         assertThat(failures).isEmpty();
     }
 
-    /** RFC 4231 test cases 1–7 (case 5 truncated output is checked on its prefix). */
-    @Test
-    void hmacSha256_rfc4231Vectors() {
-        String[][] cases = {
+    /** RFC 4231 test cases 1–7 (case 5 truncated output is checked on its prefix): key, data, HMAC. */
+    private static final String[][] RFC4231 = {
             {"0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b", "4869205468657265",
                 "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"},
             {"4a656665", "7768617420646f2079612077616e7420666f72206e6f7468696e673f",
@@ -110,19 +108,32 @@ class MacVectorsTest {
                     + " The key needs to be hashed before being used by the HMAC algorithm.").getBytes(StandardCharsets.US_ASCII)),
                 "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"},
         };
-        for (String[] c : cases) {
+
+    @Test
+    void hmacSha256_rfc4231Vectors() {
+        for (String[] c : RFC4231) {
             try (HmacSha256 mac = new HmacSha256(hex(c[0]))) {
                 assertThat(HEX.formatHex(mac.compute(hex(c[1])))).startsWith(c[2]);
             }
+        }
+    }
+
+    @Test
+    void once_rfc4231Vectors_overSplitParts_matchAndLeaveTheKeyAsItWas() {
+        for (String[] c : RFC4231) {
             byte[] key = hex(c[0]);
             byte[] data = hex(c[1]);
-            // once: the same MAC over the parts' concatenation, and the caller's key left as it was.
             int half = data.length / 2;
-            assertThat(HEX.formatHex(HmacSha256.once(key, java.util.Arrays.copyOf(data, half),
-                    java.util.Arrays.copyOfRange(data, half, data.length)))).startsWith(c[2]);
-            assertThat(key).isEqualTo(hex(c[0]));
+            byte[] once = HmacSha256.once(key, java.util.Arrays.copyOfRange(data, 0, half), new byte[0],
+                    java.util.Arrays.copyOfRange(data, half, data.length));
+            assertThat(HEX.formatHex(once)).as(c[2]).startsWith(c[2]);
+            assertThat(key).as("the caller's key is not zeroed or changed").isEqualTo(hex(c[0]));
         }
-        assertThatThrownBy(() -> HmacSha256.once(new byte[0], new byte[1])).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void once_emptyKey_isRefused() {
+        assertThatThrownBy(() -> HmacSha256.once(new byte[0], new byte[] {1})).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
