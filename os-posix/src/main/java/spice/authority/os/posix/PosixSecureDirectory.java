@@ -15,7 +15,6 @@ import static spice.authority.os.DirectoryRefusedException.Category.TYPE;
 import static spice.authority.os.posix.PathWalk.io;
 import static spice.authority.os.posix.PathWalk.octal;
 
-import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.List;
 import spice.authority.os.BoundedRead;
@@ -37,7 +36,6 @@ final class PosixSecureDirectory implements SecureDirectory {
 
     static final int FILE_MODE = 0600;
     private static final int READ_CHUNK = 64 * 1024;
-    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final PosixPlatform p = Libc.P;
     private final Syscalls sys;
@@ -217,9 +215,7 @@ final class PosixSecureDirectory implements SecureDirectory {
             } catch (DirectoryRefusedException e) {
                 throw e.asNothingWritten();
             }
-            byte[] nonce = new byte[FileNames.TEMPORARY_NONCE_BYTES];
-            RANDOM.nextBytes(nonce);
-            String temp = FileNames.temporaryName(name, nonce);
+            String temp = FileNames.temporaryName(name, FileNames.temporaryNonce());
             int fd = -1;
             boolean tempExists = false; // as far as we know: created, and neither renamed nor removed
             boolean renameCalled = false;

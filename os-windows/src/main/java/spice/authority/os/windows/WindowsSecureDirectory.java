@@ -13,7 +13,6 @@ import static spice.authority.os.windows.WindowsPathWalk.SHARE_ALL;
 import static spice.authority.os.windows.WindowsPathWalk.classify;
 import static spice.authority.os.windows.WindowsPathWalk.io;
 
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -50,7 +49,6 @@ final class WindowsSecureDirectory implements SecureDirectory {
     /** wire-format d.8: files are shared for read and write, never for delete. */
     private static final int FILE_SHARE = Win32.FILE_SHARE_READ | Win32.FILE_SHARE_WRITE;
     private static final int LOCK_ATTEMPTS = 3;
-    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final WindowsCalls calls;
     private final WindowsPathWalk walk;
@@ -250,9 +248,7 @@ final class WindowsSecureDirectory implements SecureDirectory {
                     throw e.asNothingWritten();
                 }
             }
-            byte[] nonce = new byte[FileNames.TEMPORARY_NONCE_BYTES];
-            RANDOM.nextBytes(nonce);
-            String temp = FileNames.temporaryName(name, nonce);
+            String temp = FileNames.temporaryName(name, FileNames.temporaryNonce());
             long h;
             try {
                 // FILE_GENERIC_WRITE's specific rights (FlushFileBuffers asks for write access) and DELETE (the rename).

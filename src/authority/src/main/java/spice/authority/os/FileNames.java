@@ -1,5 +1,7 @@
 package spice.authority.os;
 
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
 import java.util.regex.Pattern;
 
 /**
@@ -28,7 +30,33 @@ public final class FileNames {
     /** Bytes of randomness in a temporary name (24 hex digits). */
     public static final int TEMPORARY_NONCE_BYTES = 12;
 
+    /**
+     * One generator per thread. {@code new SecureRandom()} on Linux is NativePRNG, whose instances
+     * all share one lock: with 32 hosts suspending at once, a tenth of the busy request threads
+     * were found blocked there ({@code jcmd PID Thread.print}, bench/RESULTS.md, session 7).
+     */
+    private static final ThreadLocal<SecureRandom> NONCES = ThreadLocal.withInitial(FileNames::generator);
+
     private FileNames() {}
+
+    /**
+     * {@link #TEMPORARY_NONCE_BYTES} fresh random bytes for {@link #temporaryName}, from this
+     * thread's own DRBG (seeded by the JDK from the system's entropy), so concurrent writers never
+     * wait for each other here.
+     */
+    public static byte[] temporaryNonce() {
+        byte[] nonce = new byte[TEMPORARY_NONCE_BYTES];
+        NONCES.get().nextBytes(nonce);
+        return nonce;
+    }
+
+    private static SecureRandom generator() {
+        try {
+            return SecureRandom.getInstance("DRBG");
+        } catch (NoSuchAlgorithmException e) {
+            return new SecureRandom(); // every JDK since 9 has DRBG; the default still works, with its lock
+        }
+    }
 
     /**
      * Checks {@code name}.

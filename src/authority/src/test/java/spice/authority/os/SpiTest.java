@@ -52,6 +52,27 @@ class SpiTest {
         assertThatThrownBy(() -> FileNames.temporaryName("x", new byte[11])).isInstanceOf(IllegalArgumentException.class);
     }
 
+    @Test
+    void temporaryNonce_freshPerCall_andPerThread_andMakesTemporaryNames() throws Exception {
+        java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            threads.add(Thread.ofPlatform().start(() -> {
+                for (int i = 0; i < 500; i++) {
+                    byte[] nonce = FileNames.temporaryNonce();
+                    assertThat(nonce).hasSize(FileNames.TEMPORARY_NONCE_BYTES);
+                    seen.add(java.util.HexFormat.of().formatHex(nonce));
+                }
+            }));
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        assertThat(seen).as("4,000 nonces of 96 bits, from 8 threads at once, all distinct").hasSize(4_000);
+        String temp = FileNames.temporaryName("identity.key", FileNames.temporaryNonce());
+        assertThat(FileNames.temporaryTarget(temp)).contains("identity.key");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"identity.key", "identity.key.0123456789abcdef01234567.tmp",
             ".identity.key.0123456789abcdef0123456.tmp", ".identity.key.0123456789abcdef012345678.tmp",
