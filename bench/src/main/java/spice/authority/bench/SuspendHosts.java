@@ -30,7 +30,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *     spice.authority.bench.SuspendHosts [--hosts 1,8,32] [--seconds 10] [--warmup 1000] [--base DIR] \
  *     [--helper-env NAME=VALUE]... src/app/target/app-image/spice-authority
  * </pre>
- * Target (issue 15): 32 hosts at least 6x the suspends per second of one host.
+ * Target (issue 15): 32 hosts at least 6x the suspends per second of one host. Each level also prints
+ * the CPU the helper and this process (the hosts) used per wall-clock second, so a level that is
+ * bound by the machine's cores shows as their sum reaching the number of CPUs.
  */
 public final class SuspendHosts {
     private SuspendHosts() {}
@@ -82,14 +84,23 @@ public final class SuspendHosts {
                     }
                 }
                 double one = 0;
-                System.out.printf(Locale.ROOT, "%6s %12s %14s %12s %10s%n", "hosts", "suspends", "suspends/s", "median ms", "vs 1 host");
+                System.out.printf(Locale.ROOT, "%6s %12s %14s %12s %10s %14s %14s%n", "hosts", "suspends", "suspends/s", "median ms",
+                        "vs 1 host", "helper CPU/s", "hosts CPU/s");
                 for (int level : levels) {
+                    long helperBefore = total(helper.threadTicks());
+                    long hostsBefore = ownCpuNanos();
+                    long wallBefore = System.nanoTime();
                     Result r = level(helper.socket, level, seconds, template, at);
+                    double wall = (System.nanoTime() - wallBefore) / 1e9;
+                    // CPU seconds per wall second (2.00 = both cores of this machine), of the helper
+                    // and of this process (the hosts' threads): where the machine's cores went.
+                    double helperCpu = (total(helper.threadTicks()) - helperBefore) / 100.0 / wall;
+                    double hostsCpu = (ownCpuNanos() - hostsBefore) / 1e9 / wall;
                     if (level == 1) {
                         one = r.perSecond;
                     }
-                    System.out.printf(Locale.ROOT, "%6d %12d %14.1f %12.3f %10s%n", level, r.count, r.perSecond, r.medianMs,
-                            one > 0 ? String.format(Locale.ROOT, "%.2fx", r.perSecond / one) : "-");
+                    System.out.printf(Locale.ROOT, "%6d %12d %14.1f %12.3f %10s %14.2f %14.2f%n", level, r.count, r.perSecond, r.medianMs,
+                            one > 0 ? String.format(Locale.ROOT, "%.2fx", r.perSecond / one) : "-", helperCpu, hostsCpu);
                 }
                 System.out.printf(Locale.ROOT, "helper RSS at the end: %.1f MiB%n", helper.rssKib() / 1024.0);
             }
@@ -99,6 +110,16 @@ public final class SuspendHosts {
     }
 
     private record Result(long count, double perSecond, double medianMs) {}
+
+    private static long total(Map<String, Long> ticks) {
+        return ticks.values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    /** CPU time of this process (all its threads), in nanoseconds. */
+    private static long ownCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
 
     private static Result level(Path socket, int hosts, int seconds, byte[] template, int at) throws Exception {
         CyclicBarrier ready = new CyclicBarrier(hosts + 1);
