@@ -223,10 +223,13 @@ public final class AuthorityClient {
      * {@code POST /v1/runs/{run_id}/snapshots}: the v1alpha2 payload in, the signed
      * {@code SnapshotEnvelope} (binary protobuf) out. The identical payload of a SUSPENDED run gives
      * the identical envelope again, to any session: a lost answer is recovered by sending it again.
+     * A {@code cancelled} answer to a sign is not repeated and does not prove that nothing was
+     * written ({@link HelperProblem.Cancelled#nothingHappened()} is false): wire-format e.4 lets a
+     * helper report cancellation after a successful signing write.
      */
     public byte[] sign(Session session, String runId, byte[] payload) throws IOException {
         Objects.requireNonNull(payload, "payload");
-        return call("POST", runPath(runId) + "/snapshots", session, PAYLOAD, PROTOBUF, payload);
+        return call("POST", runPath(runId) + "/snapshots", session, PAYLOAD, PROTOBUF, payload, true);
     }
 
     /** {@code POST /v1/runs/{run_id}/resume}: local resume, ACTIVE at the next generation. */
@@ -293,6 +296,12 @@ public final class AuthorityClient {
 
     private byte[] call(String method, String target, Session session, String contentType, String accept, byte[] body)
             throws IOException {
+        return call(method, target, session, contentType, accept, body, false);
+    }
+
+    /** {@code signing}: the call is a sign, whose {@code cancelled} answer may follow its write. */
+    private byte[] call(String method, String target, Session session, String contentType, String accept, byte[] body,
+                        boolean signing) throws IOException {
         Map<String, String> headers = new LinkedHashMap<>();
         headers.put("Accept", accept + ", " + PROBLEM);
         if (contentType != null) {
@@ -308,7 +317,7 @@ public final class AuthorityClient {
                 if (r.isSuccess()) {
                     return r.body();
                 }
-                throw problem(r, session);
+                throw problem(r, session, signing);
             } catch (HelperUnreachable e) {
                 // Nothing was sent: repeating cannot do anything twice.
                 if (attempt >= retry.maxAttempts()) {
@@ -330,12 +339,13 @@ public final class AuthorityClient {
             Thread.sleep(d);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted while waiting to retry");
+            // Only a call whose last answer proved nothing happened is waited on: still nothing done.
+            throw new HelperInterrupted("interrupted while waiting to repeat a call that did nothing");
         }
     }
 
     /** A problem body as its typed exception; anything else an "unexpected response". */
-    private IOException problem(HttpTransport.Response r, Session session) {
+    private IOException problem(HttpTransport.Response r, Session session, boolean signing) {
         String reason = r.reason().isEmpty() ? "(no reason given)" : r.reason();
         Map<String, Object> p;
         try {
@@ -354,7 +364,8 @@ public final class AuthorityClient {
             detail = detail.replace(session.id(), "<session>");
             title = title.replace(session.id(), "<session>");
         }
-        return HelperProblem.of(new HelperProblem.Fields(r.status(), code, title, detail, rule, retryAfter(r)));
+        HelperProblem.Fields f = new HelperProblem.Fields(r.status(), code, title, detail, rule, retryAfter(r));
+        return signing && "cancelled".equals(code) ? new HelperProblem.Cancelled(f, true) : HelperProblem.of(f);
     }
 
     /** {@code Retry-After} in seconds (the helper sends no dates); null when absent or unreadable. */

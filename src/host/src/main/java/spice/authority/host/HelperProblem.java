@@ -180,18 +180,38 @@ public abstract sealed class HelperProblem extends IOException {
     /**
      * {@code cancelled}: the helper gave up on the call (its deadline passed, or it was cancelled)
      * at or before its final check before the write: nothing was written, the run and its lease
-     * are as they were, and the same call may be sent again.
+     * are as they were, and the same call may be sent again. Except on a sign
+     * ({@link #mayFollowWrite()}): there a helper may report cancellation after its signing write
+     * (wire-format e.4), so the outcome is unknown.
      */
     public static final class Cancelled extends HelperProblem {
         private static final long serialVersionUID = 1L;
 
+        private final boolean mayFollowWrite;
+
         Cancelled(Fields f) {
-            super(f);
+            this(f, false);
         }
 
+        /** {@code mayFollowWrite}: the answer to a sign, which wire-format e.4 lets come after the write. */
+        Cancelled(Fields f, boolean mayFollowWrite) {
+            super(f);
+            this.mayFollowWrite = mayFollowWrite;
+        }
+
+        /**
+         * True, except for the answer to a sign: a helper may report cancellation after its
+         * signing write (wire-format e.4), so there the outcome is unknown; the identical payload,
+         * sent again, gives a SUSPENDED run's envelope.
+         */
         @Override
         public boolean nothingHappened() {
-            return true;
+            return !mayFollowWrite;
+        }
+
+        /** True when this answers a sign: cancellation may have come after the signing write. */
+        public boolean mayFollowWrite() {
+            return mayFollowWrite;
         }
     }
 

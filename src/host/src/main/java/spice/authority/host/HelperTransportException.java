@@ -10,7 +10,7 @@ import java.io.IOException;
  * body.
  */
 public abstract sealed class HelperTransportException extends IOException
-        permits HelperUnreachable, HelperTimeout, HelperProtocolError, HelperUntrusted {
+        permits HelperUnreachable, HelperTimeout, HelperProtocolError, HelperUntrusted, HelperInterrupted {
     private static final long serialVersionUID = 1L;
 
     HelperTransportException(String message) {

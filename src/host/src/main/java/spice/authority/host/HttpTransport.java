@@ -30,8 +30,10 @@ import jdk.net.UnixDomainPrincipal;
  * {@link SocketChannel}s, so a host needs no HTTP stack and starts fast. Responses are framed by
  * {@code Content-Length}, {@code Transfer-Encoding: chunked} or the end of the connection, and
  * bounded in size. Connect and every read or write are bounded by timeouts; an interrupt of the
- * calling thread ends a wait at once with an {@link java.io.InterruptedIOException} (the request
- * may have been sent: the outcome of a mutating call is unknown).
+ * calling thread ends a wait at once: before the request is written (token, connect, endpoint
+ * proof) as a {@link HelperInterrupted} (nothing was sent), afterwards as an
+ * {@link java.io.InterruptedIOException} (the request may have arrived: the outcome of a mutating
+ * call is unknown).
  *
  * <p>On TCP a request takes two exchanges on one connection: first the endpoint proof
  * ({@code GET /v1/endpoint-proof} with a fresh nonce, no token, connection kept open), then the
@@ -98,7 +100,13 @@ final class HttpTransport {
         if (!target.startsWith("/")) {
             throw new IllegalArgumentException("request target must start with '/'");
         }
-        byte[] token = endpoint instanceof HelperEndpoint.Tcp t ? tokenReader.read(t.tokenFile()) : null;
+        byte[] token;
+        try {
+            token = endpoint instanceof HelperEndpoint.Tcp t ? tokenReader.read(t.tokenFile()) : null;
+        } catch (java.nio.channels.ClosedByInterruptException | java.io.InterruptedIOException e) {
+            Thread.currentThread().interrupt();
+            throw new HelperInterrupted("interrupted while reading the token for " + endpoint.display() + "; nothing was sent");
+        }
         byte[] head = null;
         try {
             head = head(method, target, headers, body, token, userAgent);
@@ -180,6 +188,11 @@ final class HttpTransport {
             }
         } catch (EndpointProof.Refused e) {
             reason = e.getMessage();
+        } catch (java.io.InterruptedIOException | java.nio.channels.ClosedByInterruptException e) {
+            // Not the server's failure: only the proof request (a nonce, no token) was sent.
+            Thread.currentThread().interrupt();
+            throw new HelperInterrupted("interrupted during the endpoint proof of " + endpoint.display()
+                    + "; nothing was sent to it, neither the token nor the request");
         } catch (HelperTimeout e) {
             reason = "no answer to the endpoint proof within " + readTimeoutMillis + " ms";
         } catch (HelperTransportException e) {
@@ -314,6 +327,10 @@ final class HttpTransport {
             }
         } catch (ConnectException e) {
             throw new HelperUnreachable("nothing is listening on " + endpoint.display() + " (connection refused)");
+        } catch (java.io.InterruptedIOException | java.nio.channels.ClosedByInterruptException e) {
+            // No connection, no byte sent: the interrupt ends the call with a known outcome.
+            Thread.currentThread().interrupt();
+            throw new HelperInterrupted("interrupted while connecting to " + endpoint.display() + "; nothing was sent");
         } catch (HelperTimeout e) {
             throw new HelperUnreachable("no connection to " + endpoint.display() + " within " + connectTimeoutMillis
                     + " ms; nothing was sent");

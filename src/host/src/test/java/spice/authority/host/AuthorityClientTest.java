@@ -205,6 +205,54 @@ class AuthorityClientTest {
     }
 
     @Test
+    void retry_interruptedWhileWaiting_endsAtOnce_nothingHappened_interruptKept(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        RetryPolicy slow = new RetryPolicy(3, java.time.Duration.ofSeconds(30), java.time.Duration.ofSeconds(30));
+        try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.problem(503, "unavailable", "nothing was written"))) {
+            java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicBoolean interrupted = new java.util.concurrent.atomic.AtomicBoolean();
+            Thread t = Thread.ofPlatform().start(() -> {
+                try {
+                    client(sock, slow).start(new Session(SESSION_ID, 1), "run-1");
+                } catch (Throwable e) {
+                    failure.set(e);
+                }
+                interrupted.set(Thread.currentThread().isInterrupted());
+            });
+            while (h.requests().isEmpty()) {
+                Thread.sleep(5);
+            }
+            Thread.sleep(100); // now waiting 30 s to repeat
+            long t0 = System.nanoTime();
+            t.interrupt();
+            t.join(10_000);
+            assertThat((System.nanoTime() - t0) / 1_000_000).as("ms to end the wait").isLessThan(5_000);
+            assertThat(failure.get()).as("the last answer proved nothing happened: a known outcome")
+                    .isInstanceOf(HelperInterrupted.class);
+            assertThat(interrupted).isTrue();
+            assertThat(h.requests()).hasSize(1);
+        }
+    }
+
+    @Test
+    void retry_cancelledSign_isNotRepeated_andMayFollowTheWrite_otherCallsAre(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.problem(503, "cancelled", "cancelled"))) {
+            assertThatThrownBy(() -> client(sock, FAST).sign(new Session(SESSION_ID, 1), "run-1", new byte[] {1}))
+                    .isInstanceOfSatisfying(HelperProblem.Cancelled.class, c -> {
+                        assertThat(c.mayFollowWrite()).isTrue();
+                        assertThat(c.nothingHappened()).isFalse();
+                    });
+            assertThat(h.requests()).hasSize(1);
+        }
+        try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.problem(503, "cancelled", "cancelled"))) {
+            assertThatThrownBy(() -> client(sock, FAST).start(new Session(SESSION_ID, 1), "run-1"))
+                    .isInstanceOfSatisfying(HelperProblem.Cancelled.class, c -> assertThat(c.nothingHappened()).isTrue());
+            assertThat(h.requests()).hasSize(FAST.maxAttempts());
+        }
+    }
+
+    @Test
     void retry_neverOnUncertain_norOnBusyWithoutRetryAfter_butOnBusyWithIt(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("a.sock");
         try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.problem(500, "uncertain", "outcome unknown"))) {

@@ -120,12 +120,13 @@ public interface Authority {
             // SECURITY: a newer helper's code says nothing about what was written; taking it for a
             // clean refusal would let a run go on that the helper may have suspended (or consumed).
             case HelperProblem.Unrecognized u -> true;
-            // The helper proved cancellation at or before its final pre-write check: nothing written.
-            case HelperProblem.Cancelled c -> false;
+            // The helper proved cancellation before its write, except on a sign, where wire-format
+            // e.4 lets cancellation follow a successful signing write.
+            case HelperProblem.Cancelled c -> c.mayFollowWrite();
             case HelperProblem p -> false;
             case HelperTimeout t -> true;
             case HelperProtocolError p -> true;
-            case spice.authority.host.HelperTransportException t -> false; // unreachable, untrusted: nothing sent
+            case spice.authority.host.HelperTransportException t -> false; // unreachable, untrusted, interrupted: nothing sent
             default -> true;
         };
     }

@@ -56,6 +56,12 @@ import spice.authority.snapshot.plan.PlanIdentities;
  * Thread-safe.
  */
 public final class Engine implements AutoCloseable {
+    /**
+     * The highest {@code last_sequence} this engine imports (unsigned, 2^64 - 2 - 2^32): a run
+     * must keep room for its RunResumed and many turns (the event log refuses to wrap).
+     */
+    public static final long MAX_IMPORTED_SEQUENCE = 0xFFFF_FFFE_FFFF_FFFEL;
+
     private final Authority authority;
     private final Model model;
     private final ToolPlanSource plans;
@@ -356,6 +362,13 @@ public final class Engine implements AutoCloseable {
         if (s.status() != LifecycleStatus.SUSPENDED) {
             throw refused(ImportRefusedException.Reason.NOT_SUSPENDED, "run " + runId + " is " + s.status().wire()
                     + ": terminal snapshots are inspectable, never resumable");
+        }
+        if (Long.compareUnsigned(s.lastSequence(), MAX_IMPORTED_SEQUENCE) > 0) {
+            // Before consume: the run stays SUSPENDED at the helper (nothing changes), where only the
+            // operator's abandon ends it; taken, its events would run out in the middle of a turn.
+            throw refused(ImportRefusedException.Reason.SEQUENCE_SPACE, "run " + runId + " is at event sequence "
+                    + Long.toUnsignedString(s.lastSequence()) + ": this engine imports only up to "
+                    + Long.toUnsignedString(MAX_IMPORTED_SEQUENCE) + ", so that 2^32 events remain for it to go on");
         }
         if (tx.lastSequence() != s.lastSequence() || !tx.runId().equals(runId)) {
             throw refused(ImportRefusedException.Reason.MALFORMED, "the helper prepared another run or sequence than the envelope's");

@@ -38,6 +38,11 @@ public final class ImportRefusedException extends EngineException {
         PLAN_CHANGED,
         /** The helper refused the consume and nothing was written. */
         CONSUME_REFUSED,
+        /**
+         * The snapshot's {@code last_sequence} leaves this engine too little of the event sequence
+         * space to go on (more than {@link Engine#MAX_IMPORTED_SEQUENCE}): refused before consume.
+         */
+        SEQUENCE_SPACE,
         /** The engine was closed. */
         ENGINE_CLOSED
     }

@@ -445,12 +445,10 @@ public final class Run {
                 if (!Authority.outcomeUnknown(e)) {
                     // SECURITY: the helper no longer knows this session, or the session no longer owns
                     // the run (fenced): a host that lost its lease must stop executing the run.
+                    // No release: when the lease is really gone the helper refuses it, and when this
+                    // session still owns the run (a conflict of another kind) a release would leave it
+                    // ACTIVE with no owner; the helper ends the lease with the session.
                     stopAndJoin();
-                    try {
-                        engine.authority().release(runId);
-                    } catch (IOException ignored) {
-                        // Nothing to release when the session is gone; the helper ends it with the session.
-                    }
                     throw new AuthorityFailedException("the helper did not sign run " + runId
                             + ", and this session no longer holds its lease; the run was stopped", e);
                 }

@@ -166,27 +166,37 @@ class EngineAuthorityFailureTest {
         }
     }
 
-    // ---- cancelled: the helper proved nothing was written ----------------------------------------
+    // ---- cancelled: nothing written, except that a sign may be cancelled after its write ---------
 
     @Test
-    void suspend_answeredCancelled_nothingWrittenLeaseKept_runGoesOnAndSuspendsLater(@TempDir Path tmp) throws Exception {
+    void suspend_answeredCancelled_mayFollowTheSigningWrite_isUncertain_notRepeated_exportRecovers(@TempDir Path tmp)
+            throws Exception {
+        // wire-format e.4: a helper may answer a sign with cancellation after the signing write.
         Path sock = tmp.resolve("h.sock");
         Path ledger = tmp.resolve("ledger");
         boolean[] cancel = {true};
         try (FakeHelper h = FakeHelper.unix(sock, r -> cancel[0] && r.line().equals("POST /v1/runs/run-1/snapshots")
-                ? FakeHelper.problem(503, "cancelled", "sign run-1: cancelled before anything was written; safe to retry")
+                ? FakeHelper.problem(503, "cancelled", "sign run-1: cancelled")
                 : helper(r))) {
-            Run run = engine(sock, ledger).start("run-1", ScriptedAgent.DEFINITION, "hello");
+            AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock))
+                    .retry(new RetryPolicy(4, java.time.Duration.ofMillis(1), java.time.Duration.ofMillis(2))).build();
+            Engine engine = Engine.builder(Authority.of(client, client.openSession()), ScriptedAgent.model(),
+                    StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(ledger, null))))
+                    .identity(ScriptedAgent.IDENTITY).build();
+            Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
             run.runTurn();
             assertThatThrownBy(run::suspend).isInstanceOfSatisfying(AuthorityFailedException.class, e -> {
-                assertThat(e.uncertain()).as("the helper wrote nothing").isFalse();
-                assertThat(e.getCause()).isInstanceOf(spice.authority.host.HelperProblem.Cancelled.class);
+                assertThat(e.uncertain()).as("the helper may have signed SUSPENDED").isTrue();
+                assertThat(e.getCause()).isInstanceOfSatisfying(spice.authority.host.HelperProblem.Cancelled.class,
+                        c -> assertThat(c.nothingHappened()).isFalse());
             });
-            assertThat(run.phase()).as("the lease is kept").isEqualTo(Run.Phase.RUNNING);
-            run.runTurn();
-            assertThat(lines(ledger)).hasSize(2);
+            assertThat(h.requests()).extracting(FakeHelper.Request::line)
+                    .as("a cancelled sign is not repeated by the client").filteredOn(l -> l.endsWith("/snapshots")).hasSize(1);
+            assertThat(run.phase()).as("never continues").isEqualTo(Run.Phase.SUSPENDED);
+            assertThatThrownBy(run::runTurn).isInstanceOf(RunStateException.class);
+            assertThat(lines(ledger)).hasSize(1);
             cancel[0] = false;
-            assertThat(Envelope.parse(run.suspend()).lastSequence()).isEqualTo(run.events().head());
+            assertThat(Envelope.parse(run.export()).lastSequence()).isEqualTo(run.events().head());
         }
     }
 
@@ -258,20 +268,36 @@ class EngineAuthorityFailureTest {
         }
     }
 
-    // ---- the whole range of last_sequence (1..2^64-2) imports ------------------------------------
+    // ---- last_sequence: above 2^63 imports; too near the end is refused before consume ----------
 
     @Test
     void import_lastSequenceAbove2pow63_isCommittedAndRuns_notAnUncheckedFailureAfterConsume(@TempDir Path tmp) throws Exception {
+        importAt(tmp, "9223372036854775808", true);
+    }
+
+    @Test
+    void import_atTheHighestImportedSequence_isCommittedAndRuns(@TempDir Path tmp) throws Exception {
+        importAt(tmp, Long.toUnsignedString(Engine.MAX_IMPORTED_SEQUENCE), true);
+    }
+
+    @Test
+    void import_tooNearTheEndOfTheSequenceSpace_isRefusedBeforeConsume_nothingChanges(@TempDir Path tmp) throws Exception {
+        // P-SEQ allows up to 2^64-2; taken, the run would exhaust its events in the middle of a turn.
+        importAt(tmp, "18446744073709551614", false);
+        importAt(tmp, Long.toUnsignedString(Engine.MAX_IMPORTED_SEQUENCE + 1), false);
+    }
+
+    private static void importAt(Path tmp, String lastSequence, boolean accepted) throws Exception {
         Path sock = tmp.resolve("h.sock");
         byte[] envelope;
         try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
             Run first = engine(sock, tmp.resolve("ledger-a")).start("run-x", ScriptedAgent.DEFINITION, "hello");
             first.runTurn();
             Snapshot s = Snapshot.decode(Envelope.parse(first.suspend()).payload());
-            // A valid payload (P-SEQ: 1..2^64-2) whose last_sequence is above 2^63 as an unsigned number.
+            // A valid payload (P-SEQ: 1..2^64-2) at the given last_sequence, unsigned.
             Snapshot.Builder b = Snapshot.builder().runId(s.runId()).definition(s.definition()).completedTurns(s.completedTurns())
                     .planIdentity(s.planIdentity()).seenInteractionIds(s.seenInteractionIds())
-                    .lastSequence(Long.parseUnsignedLong("9223372036854775808")).status(s.status());
+                    .lastSequence(Long.parseUnsignedLong(lastSequence)).status(s.status());
             s.history().forEach(b::addMessage);
             envelope = Envelopes.unsigned(b.build()).seal(CLAIM).toBinary();
         }
@@ -281,8 +307,18 @@ class EngineAuthorityFailureTest {
             AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
             Engine b = Engine.builder(Authority.of(client, client.openSession()), ScriptedAgent.model(), plan)
                     .identity(ScriptedAgent.IDENTITY).build();
+            if (!accepted) {
+                assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOfSatisfying(ImportRefusedException.class, e -> {
+                    assertThat(e.reason()).isEqualTo(ImportRefusedException.Reason.SEQUENCE_SPACE);
+                    assertThat(e.getMessage()).contains(lastSequence);
+                });
+                assertThat(h.requests()).extracting(FakeHelper.Request::line).as("aborted, never consumed")
+                        .contains("DELETE /v1/imports/imp-1").noneMatch(l -> l.endsWith("/consume"));
+                assertThat(plan.liveLeases()).isZero();
+                return;
+            }
             Run run = b.importRun(envelope);
-            assertThat(Long.toUnsignedString(run.events().head())).isEqualTo("9223372036854775809");
+            assertThat(run.events().head()).isEqualTo(Long.parseUnsignedLong(lastSequence) + 1);
             run.runTurn();
             assertThat(run.completedTurns()).isEqualTo(2);
             assertThat(plan.liveLeases()).isEqualTo(1);
