@@ -204,12 +204,7 @@ class EngineAuthorityFailureTest {
     void importConsume_answeredCancelled_isARefusalNothingConsumed_andTheImportMayBeTriedAgain(@TempDir Path tmp)
             throws Exception {
         Path sock = tmp.resolve("h.sock");
-        byte[] envelope;
-        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
-            Run first = engine(sock, tmp.resolve("ledger-a")).start("run-x", ScriptedAgent.DEFINITION, "hello");
-            first.runTurn();
-            envelope = first.suspend();
-        }
+        byte[] envelope = suspendedElsewhere(sock, tmp);
         boolean[] cancel = {true};
         try (FakeHelper h = FakeHelper.unix(sock, r -> cancel[0] && r.line().equals("POST /v1/imports/imp-1/consume")
                 ? FakeHelper.problem(503, "cancelled", "consume run-x: cancelled before anything was written; safe to retry")
@@ -250,12 +245,7 @@ class EngineAuthorityFailureTest {
     @Test
     void importConsume_answeredWithAnUnknownCode_isUncertain_notARefusal(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("h.sock");
-        byte[] envelope;
-        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
-            Run first = engine(sock, tmp.resolve("ledger-a")).start("run-x", ScriptedAgent.DEFINITION, "hello");
-            first.runTurn();
-            envelope = first.suspend();
-        }
+        byte[] envelope = suspendedElsewhere(sock, tmp);
         try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/imports/imp-1/consume",
                 FakeHelper.problem(500, "write_interrupted", "a newer helper's code")))) {
             Engine b = engine(sock, tmp.resolve("ledger-b"));
@@ -285,6 +275,15 @@ class EngineAuthorityFailureTest {
         // P-SEQ allows up to 2^64-2; taken, the run would exhaust its events in the middle of a turn.
         importAt(tmp, "18446744073709551614", false);
         importAt(tmp, Long.toUnsignedString(Engine.MAX_IMPORTED_SEQUENCE + 1), false);
+    }
+
+    /** The envelope of run-x, suspended after one turn by another engine (host A, which then goes). */
+    private static byte[] suspendedElsewhere(Path sock, Path tmp) throws Exception {
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            Run first = engine(sock, tmp.resolve("ledger-a")).start("run-x", ScriptedAgent.DEFINITION, "hello");
+            first.runTurn();
+            return first.suspend();
+        }
     }
 
     private static void importAt(Path tmp, String lastSequence, boolean accepted) throws Exception {
