@@ -120,6 +120,13 @@ final class HttpTransport {
                     // a connection whose server has just proven it holds the token.
                     requireTokenHolder(ch, selector, key, reader, token);
                 }
+                // The last point where nothing of the request was sent: an interrupt that came
+                // before it (while connecting a Unix socket, which never waits, or right after the
+                // endpoint proof) ends the call with a known outcome instead of sending it.
+                if (Thread.currentThread().isInterrupted()) {
+                    throw new HelperInterrupted("interrupted before the request was sent to " + endpoint.display()
+                            + "; nothing was sent");
+                }
                 write(ch, selector, key, ByteBuffer.wrap(head));
                 if (body != null && body.length > 0) {
                     write(ch, selector, key, ByteBuffer.wrap(body));

@@ -233,9 +233,32 @@ public final class Engine implements AutoCloseable {
 
     private void release(String runId) {
         try {
-            authority.release(runId);
+            uninterrupted(() -> authority.release(runId));
         } catch (IOException ignored) {
             // The session's end releases it too.
+        }
+    }
+
+    /** A call made with the thread's interrupt status cleared, and the status restored after it. */
+    @FunctionalInterface
+    private interface CleanUp {
+        void run() throws IOException;
+    }
+
+    /**
+     * Runs a clean-up call (the release or abort that undoes what an interrupted call left) with
+     * the thread's interrupt status cleared, then restores it: the transport ends at once on an
+     * interrupted thread, so the clean-up would otherwise never reach the helper while the caller
+     * is told it happened.
+     */
+    private static void uninterrupted(CleanUp call) throws IOException {
+        boolean interrupted = Thread.interrupted();
+        try {
+            call.run();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -437,7 +460,7 @@ public final class Engine implements AutoCloseable {
 
     private void abortQuietly(ImportView tx, Exception primary) {
         try {
-            authority.abortImport(tx);
+            uninterrupted(() -> authority.abortImport(tx));
         } catch (IOException | RuntimeException e) {
             if (primary == null) {
                 return;

@@ -10,12 +10,14 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import spice.authority.host.AuthorityClient;
 import spice.authority.host.FakeHelper;
 import spice.authority.host.HelperEndpoint;
+import spice.authority.host.HelperInterrupted;
 import spice.authority.host.RetryPolicy;
 import spice.authority.host.Session;
 import spice.authority.host.demo.ScriptedAgent;
@@ -57,7 +59,7 @@ class EngineInterruptTest {
                     .identity(ScriptedAgent.IDENTITY).build();
 
             AtomicReference<Throwable> failure = new AtomicReference<>();
-            java.util.concurrent.atomic.AtomicBoolean stillInterrupted = new java.util.concurrent.atomic.AtomicBoolean();
+            AtomicBoolean stillInterrupted = new AtomicBoolean();
             Thread t = Thread.ofPlatform().start(() -> {
                 try {
                     engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
@@ -74,7 +76,7 @@ class EngineInterruptTest {
             assertThat(a.failure()).as("the transport's failure").isNotNull();
             assertThat(a.uncertain()).as("no connection was made, nothing was sent (%s: %s)",
                     a.failure().getClass().getName(), a.failure().getMessage()).isFalse();
-            assertThat(a.failure()).isInstanceOf(spice.authority.host.HelperInterrupted.class);
+            assertThat(a.failure()).isInstanceOf(HelperInterrupted.class);
             assertThat(stillInterrupted).as("the interrupt status is kept").isTrue();
             // The same start, not interrupted: unreachable again, never "already started".
             assertThatThrownBy(() -> engine.start("run-1", ScriptedAgent.DEFINITION, "hello"))
@@ -83,6 +85,108 @@ class EngineInterruptTest {
             for (var c : fillers) {
                 c.close();
             }
+        }
+    }
+
+    /**
+     * An interrupt pending before the request's first byte (on the Unix endpoint connect never
+     * waits, so no wait notices it): the request is not sent, and the outcome is known.
+     */
+    @Test
+    void interruptPendingBeforeTheRequest_unix_isNotSent_andTheOutcomeIsKnown(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, r -> {
+            if (r.line().equals("POST /v1/runs")) {
+                try {
+                    Thread.sleep(300); // the answer comes a little later, as from a busy helper
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return EngineAuthorityFailureTest.helper(r);
+        })) {
+            AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
+            Engine engine = Engine.builder(Authority.of(client, client.openSession()), ScriptedAgent.model(),
+                    StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes())))
+                    .identity(ScriptedAgent.IDENTITY).build();
+            int before = h.requests().size();
+
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            AtomicBoolean stillInterrupted = new AtomicBoolean();
+            Thread t = Thread.ofPlatform().start(() -> {
+                Thread.currentThread().interrupt(); // e.g. a cancelled task: interrupted before the call
+                try {
+                    engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
+                } catch (Throwable e) {
+                    failure.set(e);
+                }
+                stillInterrupted.set(Thread.currentThread().isInterrupted());
+            });
+            t.join(10_000);
+            Thread.sleep(400);
+
+            assertThat(failure.get()).isInstanceOf(AuthorityFailedException.class);
+            AuthorityFailedException a = (AuthorityFailedException) failure.get();
+            assertThat(stillInterrupted).isTrue();
+            assertThat(h.requests().subList(before, h.requests().size())).extracting(FakeHelper.Request::line)
+                    .as("interrupted before the first byte: the start must not be sent").doesNotContain("POST /v1/runs");
+            assertThat(a.failure()).as("%s: %s", a.failure().getClass().getName(), a.failure().getMessage())
+                    .isInstanceOf(HelperInterrupted.class);
+            assertThat(a.uncertain()).as("nothing was sent when the interrupt came: the run ID is not burned").isFalse();
+        }
+    }
+
+    /**
+     * A consume ended by an interrupt while waiting to repeat it is refused as aborted: the abort
+     * runs with the interrupt cleared, so it reaches the helper (the prepared import would
+     * otherwise keep the run locked until the session ends), and the interrupt is restored.
+     */
+    @Test
+    void interruptedConsume_theAbortStillReachesTheHelper(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        byte[] envelope;
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            AuthorityClient c = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
+            Engine a = Engine.builder(Authority.of(c, c.openSession()), ScriptedAgent.model(),
+                    StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(tmp.resolve("l"), null))))
+                    .identity(ScriptedAgent.IDENTITY).build();
+            Run first = a.start("run-x", ScriptedAgent.DEFINITION, "hello");
+            first.runTurn();
+            envelope = first.suspend();
+        }
+        Path tokenFile = tmp.resolve("token");
+        FakeHelper.writeToken(tokenFile, TOKEN);
+        try (FakeHelper h = FakeHelper.tcp(TOKEN, EngineAuthorityFailureTest.except("POST /v1/imports/imp-1/consume",
+                FakeHelper.problem(503, "unavailable", "nothing was written")))) {
+            AuthorityClient tcp = AuthorityClient.builder(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), h.port(), tokenFile))
+                    .retry(new RetryPolicy(3, Duration.ofSeconds(30), Duration.ofSeconds(30))).build();
+            StaticToolPlan plan = StaticToolPlan.named(ScriptedAgent.PLAN_ID,
+                    List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(tmp.resolve("l2"), null)));
+            Engine b = Engine.builder(Authority.of(tcp, tcp.openSession()), ScriptedAgent.model(), plan)
+                    .identity(ScriptedAgent.IDENTITY).build();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            Thread t = Thread.ofPlatform().start(() -> {
+                try {
+                    b.importRun(envelope);
+                } catch (Throwable e) {
+                    failure.set(e);
+                }
+            });
+            while (h.requests().stream().noneMatch(r -> r.line().endsWith("/consume"))) {
+                Thread.sleep(5);
+            }
+            Thread.sleep(200); // waiting 30 s to repeat the consume
+            t.interrupt();
+            t.join(10_000);
+            Thread.sleep(300);
+            assertThat(failure.get()).isInstanceOfSatisfying(ImportRefusedException.class, e -> {
+                assertThat(e.reason()).isEqualTo(ImportRefusedException.Reason.CONSUME_REFUSED);
+                assertThat(e.getCause()).isInstanceOf(HelperInterrupted.class);
+            });
+            assertThat(h.requests()).extracting(FakeHelper.Request::line)
+                    .as("refused as 'aborted before consume': the prepared import must be aborted at the helper (suppressed: %s)",
+                            List.of(failure.get().getSuppressed()))
+                    .contains("DELETE /v1/imports/imp-1");
         }
     }
 }
