@@ -11,8 +11,13 @@ public final class AuthorityFailedException extends EngineException {
     private final boolean uncertain;
 
     AuthorityFailedException(String message, IOException cause) {
+        this(message, cause, Authority.outcomeUnknown(cause));
+    }
+
+    /** {@code uncertain}: known from more than this call's failure (an earlier attempt's outcome). */
+    AuthorityFailedException(String message, IOException cause, boolean uncertain) {
         super(message + ": " + cause.getMessage(), cause);
-        this.uncertain = Authority.outcomeUnknown(cause);
+        this.uncertain = uncertain;
     }
 
     /** True when the failed call may have taken effect. */

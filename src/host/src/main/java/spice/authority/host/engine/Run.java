@@ -65,6 +65,12 @@ public final class Run {
     private boolean authorityLease;
     private byte[] envelope;
     private byte[] pendingPayload;
+    /**
+     * Whether an earlier sign of {@link #pendingPayload} may have taken effect. For a terminal that
+     * stays true whatever a repeat answers: the lease ends with the tombstone, so a repeat after a
+     * written terminal is refused, which proves nothing about the first attempt.
+     */
+    private boolean pendingMayHaveTakenEffect;
 
     Run(Engine engine, String runId, Definition definition, long firstSequence, List<Message> history,
         int completedTurns, List<String> seenInteractionIds) {
@@ -383,6 +389,9 @@ public final class Run {
                 pendingPayload = null;
             }
         } catch (IOException | PayloadRejectedException e) {
+            if (e instanceof IOException io && pendingPayload != null) {
+                pendingMayHaveTakenEffect = Authority.outcomeUnknown(io);
+            }
             why = why + " (and the helper was not told: " + e.getMessage() + ")";
         }
         authorityLease = false;
@@ -455,6 +464,7 @@ public final class Run {
                 AuthorityFailedException failed = new AuthorityFailedException("the helper did not sign run " + runId, e);
                 // Perhaps signed: never continue; export() asks again with the identical payload.
                 pendingPayload = payload;
+                pendingMayHaveTakenEffect = true;
                 phase = Phase.SUSPENDED;
                 authorityLease = false;
                 log.append(runId, Event.Type.RUN_SUSPENDED, 0, null, null, null);
@@ -495,9 +505,17 @@ public final class Run {
                 try {
                     envelope = engine.authority().sign(runId, pendingPayload);
                 } catch (IOException e) {
-                    throw new AuthorityFailedException("the helper did not sign run " + runId, e);
+                    if (status == LifecycleStatus.SUSPENDED || !pendingMayHaveTakenEffect) {
+                        pendingMayHaveTakenEffect |= Authority.outcomeUnknown(e);
+                        throw new AuthorityFailedException("the helper did not sign run " + runId, e);
+                    }
+                    // A terminal whose first sign may have been written: the helper refuses a repeat
+                    // once the tombstone ended the lease, so whether it was written stays unknown.
+                    throw new AuthorityFailedException("the helper did not sign the end of run " + runId
+                            + " again, and its first sign may have been written (a terminal's lease ends with it)", e, true);
                 }
                 pendingPayload = null;
+                pendingMayHaveTakenEffect = false;
                 return envelope.clone();
             }
             return signCurrent(status);
@@ -524,6 +542,7 @@ public final class Run {
             }
             envelope = null; // the old claim is invalid now
             pendingPayload = null;
+            pendingMayHaveTakenEffect = false;
             authorityLease = true;
             phase = Phase.RUNNING;
             log.append(runId, Event.Type.RUN_RESUMED, 0, null, null, null);
@@ -560,6 +579,7 @@ public final class Run {
                 envelope = engine.authority().sign(runId, payload);
             } catch (IOException e) {
                 pendingPayload = payload; // export() asks again with the identical payload
+                pendingMayHaveTakenEffect = Authority.outcomeUnknown(e);
                 throw new AuthorityFailedException("the helper did not sign the end of run " + runId, e);
             }
             return envelope.clone();

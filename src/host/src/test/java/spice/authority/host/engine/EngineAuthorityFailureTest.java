@@ -221,6 +221,47 @@ class EngineAuthorityFailureTest {
         }
     }
 
+    // ---- a terminal whose first sign may have been written stays uncertain ----------------------
+
+    @Test
+    void complete_firstSignUncertain_repeatRefused_staysUncertain(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        int[] signs = {0};
+        try (FakeHelper h = FakeHelper.unix(sock, r -> {
+            if (!r.line().equals("POST /v1/runs/run-1/snapshots")) {
+                return helper(r);
+            }
+            // The first terminal sign: outcome unknown; the repeat: the lease ended with the tombstone.
+            return ++signs[0] == 1 ? FakeHelper.problem(500, "uncertain", "the write's outcome is unknown")
+                    : FakeHelper.problem(409, "state_conflict", "run run-1 is not owned by this session");
+        })) {
+            Run run = engine(sock, tmp.resolve("ledger")).start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+            assertThatThrownBy(run::complete).isInstanceOfSatisfying(AuthorityFailedException.class,
+                    e -> assertThat(e.uncertain()).isTrue());
+            assertThat(run.phase()).isEqualTo(Run.Phase.COMPLETED);
+            assertThatThrownBy(run::export).isInstanceOfSatisfying(AuthorityFailedException.class, e -> {
+                assertThat(e.failure()).isInstanceOf(spice.authority.host.HelperProblem.StateConflict.class);
+                assertThat(e.uncertain()).as("the first sign may have written the tombstone").isTrue();
+            });
+            assertThat(signs[0]).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void complete_firstSignRefusedNothingWritten_exportSignsItThen(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        int[] signs = {0};
+        try (FakeHelper h = FakeHelper.unix(sock, r -> r.line().equals("POST /v1/runs/run-1/snapshots") && ++signs[0] == 1
+                ? FakeHelper.problem(503, "unavailable", "nothing was written") : helper(r))) {
+            Run run = engine(sock, tmp.resolve("ledger")).start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+            assertThatThrownBy(run::complete).isInstanceOfSatisfying(AuthorityFailedException.class,
+                    e -> assertThat(e.uncertain()).isFalse());
+            assertThat(Envelope.parse(run.export()).lastSequence()).isEqualTo(run.events().head());
+        }
+    }
+
     // ---- a code this client does not know has an unknown effect ---------------------------------
 
     @Test
