@@ -26,6 +26,8 @@ public final class RunImport implements AutoCloseable {
     private boolean consumed;
     private boolean uncertain;
     private boolean closed;
+    /** Activated: the lock and lease moved to the returned run; an abort is refused. */
+    private boolean activated;
 
     RunImport(RunAuthority store, String runId, StableLock lock, long sourceGeneration, Claim claim,
               AuthorityKey verifier) {
@@ -111,15 +113,24 @@ public final class RunImport implements AutoCloseable {
         ActiveRun active = new ActiveRun(store, runId, lock, g);
         lock = null;
         closed = true;
+        activated = true;
         verifier.close();
         return active;
     }
 
     /**
      * Releases the lock and lease. Clean before consume; after consume (or when uncertain) the
-     * run's outcome is unknown and this reports {@code uncertain}. Idempotent once closed.
+     * run's outcome is unknown and this reports {@code uncertain}. Idempotent once aborted.
+     *
+     * @throws AuthorityException.State the import was activated (an abort that waited for the
+     *     activation, or came after it): nothing is aborted, the run is ACTIVE and its lease went
+     *     to the activation; answering a clean abort would tell the caller the opposite
      */
-    public synchronized void abort() throws AuthorityException.Uncertain {
+    public synchronized void abort() throws AuthorityException.Uncertain, AuthorityException.State {
+        if (activated) {
+            throw new AuthorityException.State("import of run " + runId + " was already activated: the run is ACTIVE at generation "
+                    + Long.toUnsignedString(sourceGeneration + 1) + " and its lease belongs to the activation");
+        }
         if (closed) {
             return;
         }
@@ -137,15 +148,19 @@ public final class RunImport implements AutoCloseable {
         }
     }
 
-    /** Same as {@link #abort()}. */
+    /** Same as {@link #abort()}, except that an activated import closes quietly (its run lives on). */
     @Override
     public void close() throws AuthorityException.Uncertain {
-        abort();
+        try {
+            abort();
+        } catch (AuthorityException.State activated) {
+            // the lock and lease went to the activated run
+        }
     }
 
     @Override
     public synchronized String toString() {
         return "RunImport[run_id=" + runId + ", source_generation=" + Long.toUnsignedString(sourceGeneration)
-                + ", consumed=" + consumed + ", uncertain=" + uncertain + ", closed=" + closed + "]";
+                + ", consumed=" + consumed + ", uncertain=" + uncertain + ", activated=" + activated + ", closed=" + closed + "]";
     }
 }

@@ -495,6 +495,8 @@ public class ApiResources {
     @Path("/imports/{import}")
     @Operation(summary = "Abort: clean before consume; after consume the run stays IMPORTING and this answers uncertain")
     @APIResponse(responseCode = "204", description = "aborted cleanly")
+    @APIResponse(responseCode = "409", description = "state_conflict: the import was already activated (the run is ACTIVE and "
+            + "this session holds its lease); nothing was aborted", content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "500", description = "uncertain: aborted after the consume point", content = @Content(mediaType = PROBLEM))
     @SessionRequired
     @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))

@@ -249,10 +249,26 @@ public class SessionRegistry {
      * closed now, exactly as the watcher would have. Alive or unknown owners keep the run.
      */
     public void reapOwnerIfDead(String runId) {
-        Session owner = runOwners.get(runId);
+        // The run's lock is held by a lease or by an import transaction (prepared or consumed):
+        // either holder's session, once its host is proven dead, is closed.
+        Session owner = holderOf(runId).orElse(null);
         if (owner != null && !owner.isClosed() && liveness(owner) == ProcessWatcher.Liveness.DEAD) {
             close(owner, "host process " + owner.pid() + " exited");
         }
+    }
+
+    /** The session whose lease or open import holds {@code runId}'s lock, if any. */
+    private Optional<Session> holderOf(String runId) {
+        Session owner = runOwners.get(runId);
+        if (owner != null) {
+            return Optional.of(owner);
+        }
+        for (ImportTx tx : imports.values()) {
+            if (tx.runId().equals(runId)) {
+                return Optional.of(tx.session());
+            }
+        }
+        return Optional.empty();
     }
 
     public Optional<Session> find(String id) {
@@ -383,8 +399,8 @@ public class SessionRegistry {
             removeImport(tx);
             try {
                 imp.abort();
-            } catch (AuthorityException.Uncertain ignored) {
-                // cannot be consumed yet
+            } catch (AuthorityException.Uncertain | AuthorityException.State ignored) {
+                // cannot be consumed or activated yet: nobody else holds it
             }
             throw new SessionException.UnknownSession("session closed while the call ran; the import was aborted");
         }
@@ -432,6 +448,10 @@ public class SessionRegistry {
                 LOG.infof("import of run %s aborted: %s", LogText.of(tx.runId()), reason);
             } catch (AuthorityException.Uncertain e) {
                 LOG.warnf("import of run %s aborted after its consume point (run stays IMPORTING): %s", LogText.of(tx.runId()), reason);
+            } catch (AuthorityException.State e) {
+                // Activated meanwhile: the activation hands the lease to this session, whose
+                // closing then releases it (own() sees the closed session).
+                LOG.infof("import of run %s was activated as the session closed: %s", LogText.of(tx.runId()), reason);
             } catch (RuntimeException e) {
                 LOG.errorf("import of run %s: abort failed (%s): %s", LogText.of(tx.runId()), e.getClass().getName(), reason);
             }

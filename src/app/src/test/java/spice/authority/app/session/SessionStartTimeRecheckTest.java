@@ -180,6 +180,129 @@ class SessionStartTimeRecheckTest {
         assertThat(authority.outstandingLeases()).isZero();
     }
 
+    /**
+     * README ("Failing closed against a hostile host"): when the exit watcher is behind or has
+     * stopped, "an import or `abandon` of a run whose owner is proven dead closes that owner first,
+     * so no run is stranded". The owner here holds the run through a consumed import (the host died
+     * between consume and activate): the run's lock is the import's, and reapOwnerIfDead looks only
+     * at run leases, so the dead host's session is never closed and abandon stays busy until the
+     * helper is restarted.
+     */
+    @Test
+    void reapOwnerIfDead_hostDiedHoldingAConsumedImport_isClosedToo_soAbandonWorks(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        watcher.silenceWatches = true; // the exit watcher is behind (or stopped)
+        Session s = registry.open(host.pid(), true);
+        spice.authority.core.RunAuthority authority = spice.authority.core.RunAuthority.open(
+                SecureDirectories.provider().open(dir.resolve("authority").toString(), spice.authority.os.OpenMode.CREATE_OR_VALIDATE),
+                new java.security.SecureRandom());
+        try {
+            spice.authority.snapshot.payload.Snapshot suspended = spice.authority.snapshot.payload.Snapshot.decode(
+                    spice.authority.snapshot.SpecFiles.bytes("payload-corpus/public/valid-01-minimal-suspended.json"));
+            spice.authority.core.ActiveRun first = authority.start("run-1", spice.authority.core.Cancellation.none());
+            spice.authority.snapshot.envelope.Envelope env = first.seal(suspended, spice.authority.core.Cancellation.none()).envelope();
+            first.close(); // its first host is gone
+            // The importing host: prepare and consume (as POST /v1/imports and .../consume do), then it dies.
+            spice.authority.core.RunImport imp = authority.prepareImport(env, spice.authority.core.Cancellation.none());
+            registry.addImport(s, imp);
+            imp.consume(spice.authority.core.Cancellation.none());
+            host.destroyForcibly();
+            assertThat(host.waitFor(10, TimeUnit.SECONDS)).isTrue();
+
+            // POST /v1/runs/run-1/abandon: reapOwnerIfDead first, then the abandon.
+            registry.reapOwnerIfDead("run-1");
+            assertThat(s.isClosed()).as("the dead importer's session is closed, as its exit would have").isTrue();
+            assertThat(authority.abandon("run-1", spice.authority.core.Cancellation.none()).phase())
+                    .isEqualTo(spice.authority.core.Phase.CANCELLED);
+        } finally {
+            registry.closeAll("test over");
+            authority.close();
+        }
+    }
+
+    /**
+     * DELETE /v1/imports/{import} (ApiResources.abort: importOf, removeImport, then
+     * RunImport.abort) racing the same import's activate (a host whose activate timed out on its
+     * side and that aborts, as the reference engine does). abort waits for activate's monitor,
+     * finds the import closed (by the activation) and returns normally: the API answers
+     * {@code 204} "aborted cleanly" (clean means before consume: the run stays SUSPENDED and
+     * importable), while the run is in fact ACTIVE at the next generation and its lease belongs to
+     * the session. The host, told its abort was clean, never uses that lease; the run is held until
+     * the session ends and can then only be abandoned.
+     */
+    @Test
+    void abortRacingActivate_neverAnswersACleanAbort_whenTheImportWasActivated(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        Session s = registry.open(host.pid(), true);
+        java.util.concurrent.CountDownLatch writing = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch proceed = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean hold = new java.util.concurrent.atomic.AtomicBoolean();
+        spice.authority.os.SecureDirectory slow = new spice.authority.os.ForwardingSecureDirectory(
+                SecureDirectories.provider().open(dir.resolve("authority").toString(), spice.authority.os.OpenMode.CREATE_OR_VALIDATE)) {
+            @Override
+            public void writeAtomically(String name, byte[] data) throws spice.authority.os.DirectoryRefusedException {
+                if (hold.getAndSet(false)) { // the activate write: slow (a slow fsync)
+                    writing.countDown();
+                    try {
+                        proceed.await();
+                    } catch (InterruptedException e) {
+                        throw new AssertionError(e);
+                    }
+                }
+                super.writeAtomically(name, data);
+            }
+        };
+        spice.authority.core.RunAuthority authority = spice.authority.core.RunAuthority.open(slow, new java.security.SecureRandom());
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            spice.authority.core.Cancellation none = spice.authority.core.Cancellation.none();
+            spice.authority.snapshot.payload.Snapshot suspended = spice.authority.snapshot.payload.Snapshot.decode(
+                    spice.authority.snapshot.SpecFiles.bytes("payload-corpus/public/valid-01-minimal-suspended.json"));
+            spice.authority.core.ActiveRun first = authority.start("run-1", none);
+            spice.authority.snapshot.envelope.Envelope env = first.seal(suspended, none).envelope();
+            first.close();
+            ImportTx tx = registry.addImport(s, authority.prepareImport(env, none));
+            tx.runImport().consume(none);
+
+            // POST .../activate (ApiResources.activate), its write slow.
+            hold.set(true);
+            java.util.concurrent.Future<?> activate = pool.submit(() -> {
+                spice.authority.core.ActiveRun run = registry.importOf(s, tx.id()).runImport().activate(none);
+                registry.removeImport(tx);
+                registry.own(s, run);
+                return null;
+            });
+            assertThat(writing.await(10, TimeUnit.SECONDS)).isTrue();
+            // DELETE /v1/imports/{import} (ApiResources.abort), while the activate write runs.
+            java.util.concurrent.Future<String> abort = pool.submit(() -> {
+                ImportTx found = registry.importOf(s, tx.id());
+                registry.removeImport(found);
+                try {
+                    found.runImport().abort();
+                    return "204 aborted cleanly";
+                } catch (spice.authority.core.AuthorityException.Uncertain e) {
+                    return "500 uncertain";
+                } catch (spice.authority.core.AuthorityException.State e) {
+                    return "409 state_conflict"; // what the problem mapper answers for it
+                }
+            });
+            Thread.sleep(200); // abort is now waiting for activate's monitor
+            proceed.countDown();
+            activate.get(10, TimeUnit.SECONDS);
+            String answered = abort.get(10, TimeUnit.SECONDS);
+
+            assertThat(authority.inspect("run-1").orElseThrow().phase()).isEqualTo(spice.authority.core.Phase.ACTIVE);
+            assertThat(registry.ownedBy(s, "run-1")).as("the session holds the ACTIVE lease").isPresent();
+            assertThat(answered).as("the abort of an import that was activated is not a clean abort")
+                    .isEqualTo("409 state_conflict");
+        } finally {
+            proceed.countDown();
+            pool.shutdownNow();
+            registry.closeAll("test over");
+            authority.close();
+        }
+    }
+
     @Test
     void open_onPosix_comparesWithTheUidReadAtStart_neverReadsTheHelpersOwnUidAgain() {
         // POSIX sessions compare the host's real uid with ServeContext.effectiveUid (read once at
