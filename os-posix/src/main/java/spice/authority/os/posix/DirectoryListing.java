@@ -90,7 +90,7 @@ final class DirectoryListing {
         } catch (PosixException e) {
             throw io(shown, e); // SECURITY: never a partial list
         } catch (IllegalArgumentException e) {
-            throw new DirectoryRefusedException(IO, shown, "unreadable directory listing: " + e.getMessage());
+            throw unreadable(shown, e);
         } finally {
             sys.closeQuietly(fd);
         }
@@ -139,7 +139,7 @@ final class DirectoryListing {
         } catch (PosixException e) {
             throw io(shown, e); // SECURITY: never a partial list
         } catch (IllegalArgumentException e) {
-            throw new DirectoryRefusedException(IO, shown, "unreadable directory listing: " + e.getMessage());
+            throw unreadable(shown, e);
         } finally {
             try {
                 sys.closedir(dir);
@@ -147,5 +147,10 @@ final class DirectoryListing {
                 // SECURITY: as for close: the stream and its descriptor are released anyway.
             }
         }
+    }
+
+    /** A listing whose entries do not decode: refused whole, never a partial list. */
+    private static DirectoryRefusedException unreadable(String shown, IllegalArgumentException e) {
+        return new DirectoryRefusedException(IO, shown, "unreadable directory listing: " + e.getMessage());
     }
 }

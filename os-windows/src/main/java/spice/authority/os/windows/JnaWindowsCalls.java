@@ -106,17 +106,17 @@ final class JnaWindowsCalls implements WindowsCalls {
                     throw WindowsException.win32("GetTokenInformation", err);
                 }
             }
-            Memory buf = new Memory(Math.max(needed.getValue(), 16));
-            if (!Doors.ADVAPI32.GetTokenInformation(token.getValue(), Win32.TokenUser, buf, (int) buf.size(), needed)) {
-                throw lastError("GetTokenInformation");
+            // Read for every TCP connection (processUser): freed here, on every path, not left to the cleaner.
+            try (Memory buf = new Memory(Math.max(needed.getValue(), 16))) {
+                if (!Doors.ADVAPI32.GetTokenInformation(token.getValue(), Win32.TokenUser, buf, (int) buf.size(), needed)) {
+                    throw lastError("GetTokenInformation");
+                }
+                Pointer sid = buf.getPointer(0); // TOKEN_USER.User.Sid
+                if (!Doors.ADVAPI32.IsValidSid(sid)) {
+                    throw WindowsException.win32("IsValidSid", Win32.ERROR_INVALID_PARAMETER);
+                }
+                return sid.getByteArray(0, Doors.ADVAPI32.GetLengthSid(sid));
             }
-            Pointer sid = buf.getPointer(0); // TOKEN_USER.User.Sid
-            if (!Doors.ADVAPI32.IsValidSid(sid)) {
-                throw WindowsException.win32("IsValidSid", Win32.ERROR_INVALID_PARAMETER);
-            }
-            byte[] out = sid.getByteArray(0, Doors.ADVAPI32.GetLengthSid(sid));
-            Reference.reachabilityFence(buf);
-            return out;
         } finally {
             Doors.KERNEL32.CloseHandle(token.getValue());
         }

@@ -111,7 +111,11 @@ final class WindowsProcessWatcher implements ProcessWatcher {
         }
     }
 
-    /** The helper's own user, read once (a failure is not remembered: the next call reads again). */
+    /**
+     * The helper's own user, read on first use (a failure is not remembered: the next call reads
+     * again). RACE: two first callers may both read the SID; the values are equal and either write
+     * wins, so no lock is needed.
+     */
     private volatile ProcessUsers users;
 
     private ProcessUsers users() throws ProcessWatchException {

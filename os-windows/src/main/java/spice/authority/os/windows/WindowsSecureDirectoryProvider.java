@@ -61,13 +61,11 @@ public final class WindowsSecureDirectoryProvider implements SecureDirectoryProv
 
     @Override
     public SecureDirectory open(String path, OpenMode mode) throws DirectoryRefusedException {
-        if (!isSupported()) {
-            throw new UnsupportedPlatformException("os-windows does not support " + platform());
-        }
+        requireSupported();
         WindowsCalls calls = WindowsCalls.jna();
         Sid user;
         try {
-            user = Sid.fromBinary(calls.currentUserSid());
+            user = currentUser(calls);
         } catch (WindowsException | MalformedDescriptorException e) {
             throw new DirectoryRefusedException(DirectoryRefusedException.Category.IO, path == null || path.isEmpty() ? "<empty>" : FileNames.printable(path),
                     "cannot read the current user's SID: " + e.getMessage());
@@ -83,9 +81,7 @@ public final class WindowsSecureDirectoryProvider implements SecureDirectoryProv
 
     @Override
     public ProcessWatcher processWatcher() {
-        if (!isSupported()) {
-            throw new UnsupportedPlatformException("os-windows does not support " + platform());
-        }
+        requireSupported();
         return WindowsProcessWatcher.instance();
     }
 
@@ -101,16 +97,25 @@ public final class WindowsSecureDirectoryProvider implements SecureDirectoryProv
      */
     @Override
     public long tcpPeerPid(java.net.InetSocketAddress peer, java.net.InetSocketAddress local) throws java.io.IOException {
-        if (!isSupported()) {
-            throw new UnsupportedPlatformException("os-windows does not support " + platform());
-        }
+        requireSupported();
         WindowsCalls calls = WindowsCalls.jna();
         Sid user;
         try {
-            user = Sid.fromBinary(calls.currentUserSid());
+            user = currentUser(calls);
         } catch (WindowsException | MalformedDescriptorException e) {
             throw new java.io.IOException("TCP peer refused: cannot read the helper's own user SID (" + e.getMessage() + ")");
         }
         return new TcpPeerCheck(calls, user).ownerPid(peer, local);
+    }
+
+    private void requireSupported() {
+        if (!isSupported()) {
+            throw new UnsupportedPlatformException("os-windows does not support " + platform());
+        }
+    }
+
+    /** The SID of the user this process runs as (its token's user). */
+    private static Sid currentUser(WindowsCalls calls) throws WindowsException, MalformedDescriptorException {
+        return Sid.fromBinary(calls.currentUserSid());
     }
 }

@@ -1,11 +1,10 @@
 package spice.authority.host;
 
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.HexFormat;
-import spice.authority.snapshot.crypto.HmacSha256;
+import spice.authority.snapshot.crypto.EndpointProofMac;
 
 /**
  * The client's half of the TCP endpoint proof: before the bearer token is sent on a loopback TCP
@@ -28,9 +27,7 @@ import spice.authority.snapshot.crypto.HmacSha256;
 final class EndpointProof {
     /** The route, answered by the helper without the token. */
     static final String PATH = "/v1/endpoint-proof";
-    /** The domain separation string (ASCII), followed by one 0x00 byte in the MAC input. */
-    static final String DOMAIN = "spice-authority endpoint proof v2";
-    static final int NONCE_BYTES = 32;
+    static final int NONCE_BYTES = EndpointProofMac.NONCE_BYTES;
     private static final SecureRandom RANDOM = new SecureRandom();
 
     /** A proof answer that is not the expected one; the reason leaks nothing of the token. */
@@ -61,19 +58,10 @@ final class EndpointProof {
      * endpoint (address length, address, port) under {@code token}.
      */
     static byte[] mac(byte[] token, byte[] nonce, InetSocketAddress server) {
-        if (nonce.length != NONCE_BYTES) {
-            throw new IllegalArgumentException("nonce must be " + NONCE_BYTES + " bytes");
-        }
         if (server.getAddress() == null) {
             throw new IllegalArgumentException("the server's address is not resolved");
         }
-        byte[] address = server.getAddress().getAddress();
-        int port = server.getPort();
-        // SECURITY: HmacSha256.once keeps only the padded key blocks and zeroes them before it
-        // returns; javax.crypto's SecretKeySpec and Mac would keep copies of the token that
-        // nothing can zero.
-        return HmacSha256.once(token, DOMAIN.getBytes(StandardCharsets.US_ASCII), new byte[] {0}, nonce,
-                new byte[] {(byte) address.length}, address, new byte[] {(byte) (port >>> 8), (byte) port});
+        return EndpointProofMac.of(token, nonce, server.getAddress().getAddress(), server.getPort());
     }
 
     /**

@@ -1,9 +1,8 @@
 package spice.authority.app.api;
 
 import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
-import spice.authority.snapshot.crypto.HmacSha256;
+import spice.authority.snapshot.crypto.EndpointProofMac;
 
 /**
  * The helper's half of the TCP endpoint proof ({@code GET /v1/endpoint-proof?nonce=HEX}): before a
@@ -22,14 +21,12 @@ import spice.authority.snapshot.crypto.HmacSha256;
  * <p>Guarantees: the nonce is accepted only as exactly 64 lowercase hex digits (32 bytes); the
  * answer is a MAC of the token, never the token, and no message of this class contains the token
  * or the nonce. SECURITY: the domain string with its 0x00 separator keeps this MAC apart from any
- * other use of the token as a key. The MAC is computed by {@link HmacSha256#once}, which zeroes its
- * key blocks before it returns.
+ * other use of the token as a key. The MAC is {@link EndpointProofMac}, the same definition the
+ * host library checks against.
  */
 final class EndpointProof {
-    /** The domain separation string (ASCII), followed by one 0x00 byte in the MAC input. */
-    static final String DOMAIN = "spice-authority endpoint proof v2";
     /** Length of a nonce in bytes. */
-    static final int NONCE_BYTES = 32;
+    static final int NONCE_BYTES = EndpointProofMac.NONCE_BYTES;
     /** The route, matched exactly (method GET) by the transport guard. */
     static final String PATH = "/v1/endpoint-proof";
     /** What a nonce must be, as the problem detail and the OpenAPI document say it. */
@@ -73,15 +70,9 @@ final class EndpointProof {
      * {@code local}:{@code port}, as 64 lowercase hex digits.
      */
     static String proof(byte[] token, byte[] nonce, InetAddress local, int port) {
-        if (nonce.length != NONCE_BYTES) {
-            throw new IllegalArgumentException("nonce must be " + NONCE_BYTES + " bytes");
-        }
         if (token == null || token.length == 0) {
             throw new IllegalStateException("no bearer token to prove");
         }
-        byte[] address = local.getAddress();
-        // HmacSha256.once, not javax.crypto.Mac: no copy of the token outlives the call.
-        return HexFormat.of().formatHex(HmacSha256.once(token, DOMAIN.getBytes(StandardCharsets.US_ASCII), new byte[] {0},
-                nonce, new byte[] {(byte) address.length}, address, new byte[] {(byte) (port >>> 8), (byte) port}));
+        return HexFormat.of().formatHex(EndpointProofMac.of(token, nonce, local.getAddress(), port));
     }
 }

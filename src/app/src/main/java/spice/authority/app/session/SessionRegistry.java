@@ -257,7 +257,14 @@ public class SessionRegistry {
         }
     }
 
-    /** The session whose lease or open import holds {@code runId}'s lock, if any. */
+    /**
+     * The session whose lease or open import holds {@code runId}'s lock, if any.
+     *
+     * <p>RACE: the two maps are read one after the other while an activation may move the run from
+     * an import to a lease; a holder missed that way is found on the next import or abandon, and a
+     * session is only ever closed here on a proof that its host is dead, so a stale answer never
+     * takes a live host's run.
+     */
     private Optional<Session> holderOf(String runId) {
         Session owner = runOwners.get(runId);
         if (owner != null) {
