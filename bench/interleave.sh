@@ -3,7 +3,11 @@
 # work, page cache, thermal) falls on every image alike. Builds nothing; needs the benchmarks jar
 # (./mvnw -B -q package -DskipTests builds bench/target/benchmarks.jar).
 #
-#   bench/interleave.sh [--rounds N] [--reps N] IMAGE_DIR [IMAGE_DIR...]
+#   bench/interleave.sh [--rounds N] [--reps N] [--base DIR] IMAGE_DIR [IMAGE_DIR...]
+#
+# --base DIR puts each run's files (the authority directory, the bare writes, SQLite) under DIR
+# instead of java.io.tmpdir: a tmpfs there (/dev/shm) takes the disk out of the comparison and leaves
+# what the helper's CPU and JIT cost, the part a JIT or code change moves.
 #
 # Each round runs SuspendSideBySide once per image, in the order given (--reps N bare writes and
 # SQLite puts around each run; default 100). Prints one line per run (cold and warm medians, the
@@ -14,16 +18,18 @@ set -euo pipefail
 
 ROUNDS=5
 REPS=100
+BASE=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --rounds) ROUNDS="$2"; shift 2 ;;
     --reps) REPS="$2"; shift 2 ;;
+    --base) [[ -d "${2:-}" ]] || { echo "bench/interleave.sh: --base needs an existing directory" >&2; exit 2; }; BASE=(--base "$2"); shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     --*) echo "bench/interleave.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
 done
-[[ $# -ge 1 ]] || { echo "usage: bench/interleave.sh [--rounds N] [--reps N] IMAGE_DIR [IMAGE_DIR...]" >&2; exit 2; }
+[[ $# -ge 1 ]] || { echo "usage: bench/interleave.sh [--rounds N] [--reps N] [--base DIR] IMAGE_DIR [IMAGE_DIR...]" >&2; exit 2; }
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ && "$REPS" =~ ^[1-9][0-9]*$ ]] || { echo "bench/interleave.sh: --rounds and --reps need positive integers" >&2; exit 2; }
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JAVA_HOME="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
@@ -41,7 +47,7 @@ echo "machine: $(nproc) cpus, $(uptime | sed 's/.*load average/load average/'); 
 for r in $(seq 1 "$ROUNDS"); do
   for n in "${!IMAGES[@]}"; do
     run="$("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$JAR" spice.authority.bench.SuspendSideBySide \
-      --reps "$REPS" "${IMAGES[$n]}" 2>&1)" || { echo "$run" >&2; echo "bench/interleave.sh: the run of ${IMAGES[$n]} failed" >&2; exit 1; }
+      --reps "$REPS" ${BASE[@]+"${BASE[@]}"} "${IMAGES[$n]}" 2>&1)" || { echo "$run" >&2; echo "bench/interleave.sh: the run of ${IMAGES[$n]} failed" >&2; exit 1; }
     cold=$(awk '/helper suspend, cold/ { print $(NF-2) }' <<<"$run")
     warm=$(awk '/helper suspend, warm/ { print $(NF-2) }' <<<"$run")
     bare=$(awk '/bare durable write/ { print $(NF-2) }' <<<"$run")

@@ -52,7 +52,11 @@ rm -f "$CACHE"
 
 # JAVA_TOOL_OPTIONS reaches the JVM the launcher creates (the launcher's own options come from its
 # .cfg file and stay as shipped).
-JAVA_TOOL_OPTIONS="-XX:AOTCacheOutput=$CACHE -Xlog:aot=warning,cds=warning" \
+# -AOTRecordTraining: the cache holds the loaded and linked classes, not the method profiles of the
+# training run (JEP 515). Only C2 uses such profiles, and the launcher runs C1 alone
+# (-XX:TieredStopAtLevel=1); the JVM maps the whole cache, so they cost ~1 MiB of RSS on every start
+# for nothing (bench/RESULTS.md, session 8).
+JAVA_TOOL_OPTIONS="-XX:+UnlockDiagnosticVMOptions -XX:-AOTRecordTraining -XX:AOTCacheOutput=$CACHE -Xlog:aot=warning,cds=warning" \
   "$LAUNCHER" serve --authority-dir "$WORK/authority" --socket "$S" > "$WORK/serve.out" 2> "$WORK/serve.err" &
 HELPER=$!
 
