@@ -17,7 +17,19 @@ public final class Dto {
 
     /** Unsigned 64-bit value as a JSON number. */
     public static BigInteger u64(long v) {
-        return new BigInteger(Long.toUnsignedString(v));
+        return v >= 0 ? BigInteger.valueOf(v) : new BigInteger(Long.toUnsignedString(v));
+    }
+
+    /**
+     * Writes an unsigned 64-bit value: below 2^63 as a long, which skips BigInteger's decimal
+     * conversion (on every start and sign answer, and interpreted while the request path is cold).
+     */
+    static void writeU64(JsonGenerator g, BigInteger v) throws IOException {
+        if (v.bitLength() < 64) {
+            g.writeNumber(v.longValue());
+        } else {
+            g.writeNumber(v);
+        }
     }
 
     public record SessionRequest(@Schema(name = "pid", description = "the host process (optional on a Unix socket: an ancestor of the caller)") Long pid) {
@@ -98,7 +110,7 @@ public final class Dto {
             g.writeStringField("run_id", runId);
             g.writeStringField("phase", phase);
             g.writeFieldName("run_generation");
-            g.writeNumber(runGeneration);
+            writeU64(g, runGeneration);
             g.writeBooleanField("owned", owned);
             if (fenced) {
                 g.writeBooleanField("fenced", true);
@@ -117,9 +129,9 @@ public final class Dto {
             g.writeStringField("import", importId);
             g.writeStringField("run_id", runId);
             g.writeFieldName("last_sequence");
-            g.writeNumber(lastSequence);
+            writeU64(g, lastSequence);
             g.writeFieldName("next_sequence");
-            g.writeNumber(nextSequence);
+            writeU64(g, nextSequence);
             g.writeEndObject();
         }
     }
@@ -144,7 +156,7 @@ public final class Dto {
             }
             if (keyGeneration != null) {
                 g.writeFieldName("key_generation");
-                g.writeNumber(keyGeneration);
+                writeU64(g, keyGeneration);
             }
             if (state != null) {
                 g.writeStringField("state", state);

@@ -42,4 +42,16 @@ class RunViewTest {
         assertThatThrownBy(() -> new Dto.RunView("run-1", "ACTIVE", BigInteger.ONE, true, true))
                 .isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void unsignedGenerationsAndSequences_areWrittenExactly_onBothSidesOf2To63() {
+        assertThat(json(new Dto.RunView("run-1", "ACTIVE", Dto.u64(Long.MAX_VALUE), false)))
+                .contains("\"run_generation\":9223372036854775807,");
+        assertThat(json(new Dto.RunView("run-1", "ACTIVE", Dto.u64(Long.MIN_VALUE), false)))
+                .contains("\"run_generation\":9223372036854775808,");
+        assertThat(new String(Json.bytes(new Dto.ImportView("i", "run-1", Dto.u64(0), Dto.u64(-2L))), StandardCharsets.UTF_8))
+                .isEqualTo("{\"import\":\"i\",\"run_id\":\"run-1\",\"last_sequence\":0,\"next_sequence\":18446744073709551614}");
+        assertThat(Dto.u64(7)).isEqualTo(BigInteger.valueOf(7));
+        assertThat(Dto.u64(-1L)).isEqualTo(new BigInteger("18446744073709551615"));
+    }
 }
