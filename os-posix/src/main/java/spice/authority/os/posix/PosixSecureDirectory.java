@@ -17,6 +17,9 @@ import static spice.authority.os.posix.PathWalk.octal;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import spice.authority.os.BoundedRead;
 import spice.authority.os.CloseGate;
 import spice.authority.os.DirectoryRefusedException;
@@ -36,6 +39,10 @@ final class PosixSecureDirectory implements SecureDirectory {
 
     static final int FILE_MODE = 0600;
     private static final int READ_CHUNK = 64 * 1024;
+    /** The errnos of a rename refused before it changed anything ({@link #renameRefused}). */
+    private static final Set<Integer> RENAME_REFUSALS = Stream.of("ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EXDEV",
+                    "EMLINK", "ENOTDIR", "EISDIR", "ENOTEMPTY", "EEXIST", "EINVAL", "ENAMETOOLONG", "ELOOP", "EBUSY")
+            .map(Libc.P::errnoValue).collect(Collectors.toUnmodifiableSet());
 
     private final PosixPlatform p = Libc.P;
     private final Syscalls sys;
@@ -183,7 +190,8 @@ final class PosixSecureDirectory implements SecureDirectory {
      *
      * <p>Every refusal thrown before {@code renameat} is called carries
      * {@link DirectoryRefusedException#nothingWritten()}; from the call of {@code renameat} on,
-     * none does. The temporary file is unlinked on every path that did not rename it.
+     * none does, except a rename the kernel refused before it changed anything
+     * ({@link #renameRefused}). The temporary file is unlinked on every path that did not rename it.
      */
     @Override
     public void writeAtomically(String name, byte[] data) throws DirectoryRefusedException {
@@ -219,6 +227,7 @@ final class PosixSecureDirectory implements SecureDirectory {
             int fd = -1;
             boolean tempExists = false; // as far as we know: created, and neither renamed nor removed
             boolean renameCalled = false;
+            FileStat written = null;
             try {
                 fd = sys.openat(dirfd, temp,
                         p.O_WRONLY | p.O_CREAT | p.O_EXCL | p.O_NOFOLLOW | p.O_CLOEXEC, FILE_MODE);
@@ -233,6 +242,7 @@ final class PosixSecureDirectory implements SecureDirectory {
                     off += n;
                 }
                 sys.fsync(fd);
+                written = sys.fstat(fd);
                 int toClose = fd;
                 fd = -1;
                 sys.close(toClose);
@@ -246,6 +256,11 @@ final class PosixSecureDirectory implements SecureDirectory {
                 // only after a flush that started after this rename returned has completed.
                 directoryFlush.flush();
             } catch (PosixException e) {
+                if (renameCalled && tempExists && renameRefused(e, temp, written)) {
+                    // renameat itself failed (tempExists: it never returned), and the target is
+                    // untouched: as if it had never been called.
+                    renameCalled = false;
+                }
                 // After a failed rename the temporary name is unlinked as well: if the rename took
                 // effect after all, the name no longer exists (ENOENT), and the new content, now
                 // under the target name, is not touched.
@@ -268,6 +283,27 @@ final class PosixSecureDirectory implements SecureDirectory {
         } finally {
             Arrays.fill(content, (byte) 0); // SECURITY: the content may be the identity key
             exit();
+        }
+    }
+
+    /**
+     * Whether a failed {@code renameat} provably left the target name as it was. POSIX: a rename
+     * that fails for any reason other than EIO leaves the new name unaffected. Only the errnos the
+     * kernel answers from its checks, before it changes a directory, count here (no room for the
+     * entry, quota, read-only file system, permissions, a name the rename rules refuse); EIO, a
+     * soft NFS mount's timeout, an interrupted call or any other errno stay uncertain. And the
+     * temporary name must still name the file written (same device and inode), so the rename
+     * cannot have moved it.
+     */
+    private boolean renameRefused(PosixException e, String temp, FileStat written) {
+        if (written == null || !RENAME_REFUSALS.contains(e.errno())) {
+            return false;
+        }
+        try {
+            FileStat now = sys.fstatat(dirfd, temp, p.AT_SYMLINK_NOFOLLOW);
+            return now.dev() == written.dev() && now.ino() == written.ino();
+        } catch (PosixException again) {
+            return false;
         }
     }
 

@@ -24,8 +24,9 @@ import java.util.List;
  *   <li>{@link #writeAtomically} leaves either the old or the new content under the target
  *       name, never a mix, and says which side of its rename a failure came from: a refusal
  *       with {@link DirectoryRefusedException#nothingWritten()} was thrown before the rename
- *       was called, so the old content is in place and the write may simply be retried; any
- *       other failure is uncertain. It removes its temporary file on every failure before the
+ *       was called, or after a rename the system provably refused without changing anything
+ *       (POSIX: for want of space or quota, among others; never EIO), so the old content is in
+ *       place and the write may simply be retried; any other failure is uncertain. It removes its temporary file on every failure before the
  *       rename; one left by a crash (or by a removal that failed too) keeps the reserved
  *       temporary name ({@link FileNames#temporaryTarget}), is never read, and is removed with
  *       {@link #removeTemporary}.</li>
