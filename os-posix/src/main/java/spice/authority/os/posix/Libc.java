@@ -90,6 +90,9 @@ final class Libc {
                 Linker.Option.firstVariadicArg(1));
         static final MethodHandle EVENTFD = downcall("eventfd",
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+        /** {@code int fstatfs(int fd, struct statfs *buf);} */
+        static final MethodHandle FSTATFS = downcall("fstatfs",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
         /** {@code nfds_t} is {@code unsigned long} on Linux (an {@code unsigned int} on macOS). */
         static final MethodHandle POLL = downcall("poll",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
@@ -221,8 +224,10 @@ final class Libc {
             MemorySegment cs = arena.allocate(CAPTURE);
             MemorySegment from = arena.allocateFrom(oldpath);
             MemorySegment to = arena.allocateFrom(newpath);
-            while ((int) RENAMEAT.invokeExact(cs, olddirfd, from, newdirfd, to) != 0) {
-                retryOrThrow(cs, "renameat");
+            // Never retried, not even on EINTR: a network or FUSE file system may answer EINTR and
+            // still carry the rename out, and the retry would then report some other errno.
+            if ((int) RENAMEAT.invokeExact(cs, olddirfd, from, newdirfd, to) != 0) {
+                throw new PosixException((int) ERRNO.get(cs, 0L), "renameat");
             }
         } catch (PosixException e) {
             throw e;
@@ -418,6 +423,30 @@ final class Libc {
                 }
                 retryOrThrow(cs, "getdents64");
             }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /**
+     * Linux {@code fstatfs(2)}: the {@code f_type} magic number of the file system holding
+     * {@code fd} (the first member of {@code struct statfs}, a {@code long} on 64-bit Linux).
+     *
+     * @throws UnsupportedOperationException on other platforms
+     */
+    static long filesystemType(int fd) throws PosixException {
+        if (!P.hasGetdents64()) {
+            throw new UnsupportedOperationException("no Linux fstatfs on " + P.name);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            MemorySegment buf = arena.allocate(256, 8); // struct statfs is 120 bytes on 64-bit Linux
+            while ((int) LinuxOnly.FSTATFS.invokeExact(cs, fd, buf) != 0) {
+                retryOrThrow(cs, "fstatfs");
+            }
+            return buf.get(ValueLayout.JAVA_LONG, 0);
         } catch (PosixException e) {
             throw e;
         } catch (Throwable t) {

@@ -66,6 +66,11 @@ final class LibcSyscalls implements Syscalls {
     }
 
     @Override
+    public long filesystemType(int fd) throws PosixException {
+        return Libc.filesystemType(fd);
+    }
+
+    @Override
     public int getdents64(int fd, byte[] buf) throws PosixException {
         return Libc.getdents64(fd, buf);
     }

@@ -40,9 +40,15 @@ final class PosixSecureDirectory implements SecureDirectory {
     static final int FILE_MODE = 0600;
     private static final int READ_CHUNK = 64 * 1024;
     /** The errnos of a rename refused before it changed anything ({@link #renameRefused}). */
-    private static final Set<Integer> RENAME_REFUSALS = Stream.of("ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EXDEV",
-                    "EMLINK", "ENOTDIR", "EISDIR", "ENOTEMPTY", "EEXIST", "EINVAL", "ENAMETOOLONG", "ELOOP", "EBUSY")
+    private static final Set<Integer> RENAME_REFUSALS = Stream.of("ENOSPC", "EDQUOT", "EROFS")
             .map(Libc.P::errnoValue).collect(Collectors.toUnmodifiableSet());
+    /**
+     * Linux {@code f_type} of the local file systems whose rename reserves its space and checks
+     * quota and a read-only mount before it changes a directory: ext2/3/4, XFS, Btrfs, tmpfs,
+     * F2FS. Not NFS, SMB or FUSE: their clients may move the target aside first (NFS's silly
+     * rename, SMB's unlink-and-retry) or carry a rename out and still answer an error.
+     */
+    private static final Set<Long> LOCAL_FILE_SYSTEMS = Set.of(0xEF53L, 0x58465342L, 0x9123683EL, 0x01021994L, 0xF2F52010L);
 
     private final PosixPlatform p = Libc.P;
     private final Syscalls sys;
@@ -57,6 +63,8 @@ final class PosixSecureDirectory implements SecureDirectory {
     private final DirectoryFlush directoryFlush;
     /** getdents64 (Linux) or fdopendir/readdir_r (macOS), over {@link #sys}. */
     private final DirectoryListing listing;
+    /** Whether the directory is on a {@link #LOCAL_FILE_SYSTEMS local file system} (read at open). */
+    private final boolean localFileSystem;
 
     private PosixSecureDirectory(Syscalls sys, PathWalk walk, long euid, PathWalk.Bound bound, OpenMode openMode) {
         this.sys = sys;
@@ -68,6 +76,16 @@ final class PosixSecureDirectory implements SecureDirectory {
         this.openMode = openMode;
         this.directoryFlush = new DirectoryFlush(sys, dirfd);
         this.listing = new DirectoryListing(sys, p);
+        this.localFileSystem = isLocalFileSystem(sys, dirfd);
+    }
+
+    /** Whether {@code fd} is on a known local Linux file system; anything unknown is not. */
+    private static boolean isLocalFileSystem(Syscalls sys, int fd) {
+        try {
+            return LOCAL_FILE_SYSTEMS.contains(sys.filesystemType(fd));
+        } catch (PosixException | UnsupportedOperationException e) {
+            return false; // macOS, or fstatfs failed: every failed rename stays uncertain
+        }
     }
 
     /**
@@ -208,14 +226,21 @@ final class PosixSecureDirectory implements SecureDirectory {
             throw new IllegalStateException("directory opened for validation only: " + shownPath());
         }
         byte[] content = data.clone();
-        enter();
+        try {
+            enter();
+        } catch (RuntimeException | Error e) {
+            Arrays.fill(content, (byte) 0); // SECURITY: the content may be the identity key
+            throw e;
+        }
         try {
             // d.4 step 1: the destination, if present, must itself pass the file rules.
             // RACE: it may change before the rename below (say, gain a hard link, so its old content
             // lives on under the other name); only the directory's owner can do that, and the
             // rename replaces the name whatever it names then.
+            FileStat target = null; // null: no file under the name
             try {
-                requireSafeFile(sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW), shown);
+                target = sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
+                requireSafeFile(target, shown);
             } catch (PosixException e) {
                 if (e.errno() != p.ENOENT) {
                     throw io(shown, e).asNothingWritten();
@@ -256,9 +281,11 @@ final class PosixSecureDirectory implements SecureDirectory {
                 // only after a flush that started after this rename returned has completed.
                 directoryFlush.flush();
             } catch (PosixException e) {
-                if (renameCalled && tempExists && renameRefused(e, temp, written)) {
-                    // renameat itself failed (tempExists: it never returned), and the target is
-                    // untouched: as if it had never been called.
+                if (renameCalled && tempExists && renameRefused(e, temp, written, name, target)) {
+                    // renameat itself failed (tempExists: it never returned), the target is as it
+                    // was, and the temporary file is gone by our own unlink: as if the rename had
+                    // never been called.
+                    tempExists = false;
                     renameCalled = false;
                 }
                 // After a failed rename the temporary name is unlinked as well: if the rename took
@@ -287,21 +314,46 @@ final class PosixSecureDirectory implements SecureDirectory {
     }
 
     /**
-     * Whether a failed {@code renameat} provably left the target name as it was. POSIX: a rename
-     * that fails for any reason other than EIO leaves the new name unaffected. Only the errnos the
-     * kernel answers from its checks, before it changes a directory, count here (no room for the
-     * entry, quota, read-only file system, permissions, a name the rename rules refuse); EIO, a
-     * soft NFS mount's timeout, an interrupted call or any other errno stay uncertain. And the
-     * temporary name must still name the file written (same device and inode), so the rename
-     * cannot have moved it.
+     * Whether a failed {@code renameat} provably left the target name as it was, in which case the
+     * temporary file has been unlinked. POSIX: a rename that fails for any reason other than EIO
+     * leaves the new name unaffected; file systems do not all keep to it, so all of these must hold:
+     * <ul>
+     *   <li>the directory is on a {@link #LOCAL_FILE_SYSTEMS local file system} (Linux), where a
+     *       rename reserves its space and checks quota and a read-only mount first;</li>
+     *   <li>the errno is one of those checks: ENOSPC, EDQUOT, EROFS (EIO, EINTR, anything else
+     *       stays uncertain);</li>
+     *   <li>the target name names what it named before the write (the same device and inode), or
+     *       still nothing, and the temporary name still names the file written;</li>
+     *   <li>our own unlink of the temporary name succeeds (not ENOENT): the name was ours to the
+     *       end, so no rename of it can still be under way.</li>
+     * </ul>
      */
-    private boolean renameRefused(PosixException e, String temp, FileStat written) {
-        if (written == null || !RENAME_REFUSALS.contains(e.errno())) {
+    private boolean renameRefused(PosixException e, String temp, FileStat written, String name, FileStat target) {
+        if (!localFileSystem || written == null || !RENAME_REFUSALS.contains(e.errno())) {
             return false;
         }
         try {
-            FileStat now = sys.fstatat(dirfd, temp, p.AT_SYMLINK_NOFOLLOW);
-            return now.dev() == written.dev() && now.ino() == written.ino();
+            FileStat tempNow = sys.fstatat(dirfd, temp, p.AT_SYMLINK_NOFOLLOW);
+            if (tempNow.dev() != written.dev() || tempNow.ino() != written.ino()) {
+                return false;
+            }
+            if (target == null) {
+                try {
+                    sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
+                    return false; // a file appeared under the name
+                } catch (PosixException absent) {
+                    if (absent.errno() != p.ENOENT) {
+                        return false;
+                    }
+                }
+            } else {
+                FileStat targetNow = sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
+                if (targetNow.dev() != target.dev() || targetNow.ino() != target.ino()) {
+                    return false;
+                }
+            }
+            sys.unlinkat(dirfd, temp, 0);
+            return true;
         } catch (PosixException again) {
             return false;
         }

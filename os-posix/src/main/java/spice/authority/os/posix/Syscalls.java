@@ -11,7 +11,7 @@ package spice.authority.os.posix;
  * <p><b>Guarantees</b> (of {@link #LIBC}, and expected of every implementation). Each method is
  * the one C call of the same name in {@link Libc}, with its contract: a failure is a stackless
  * {@link PosixException} carrying the errno captured for that call, {@code EINTR} is retried
- * except by {@code close}, and buffers that may hold key material are zeroed. Safe for use by
+ * except by {@code close} and {@code renameat}, and buffers that may hold key material are zeroed. Safe for use by
  * several threads.
  */
 interface Syscalls {
@@ -34,11 +34,19 @@ interface Syscalls {
     /** {@code fchmod(2)}. */
     void fchmod(int fd, int mode) throws PosixException;
 
-    /** {@code renameat(2)}. */
+    /** {@code renameat(2)}: never retried, not even on {@code EINTR}. */
     void renameat(int olddirfd, String oldpath, int newdirfd, String newpath) throws PosixException;
 
     /** {@code unlinkat(2)}. */
     void unlinkat(int dirfd, String pathname, int flags) throws PosixException;
+
+    /**
+     * Linux {@code fstatfs(2)}: the {@code f_type} magic number of the file system holding
+     * {@code fd}.
+     *
+     * @throws UnsupportedOperationException where the platform has no Linux {@code statfs}
+     */
+    long filesystemType(int fd) throws PosixException;
 
     /** {@code fsync(2)}. */
     void fsync(int fd) throws PosixException;

@@ -238,6 +238,11 @@ class FakeDarwinDirectory implements Syscalls {
     }
 
     @Override
+    public long filesystemType(int fd) {
+        throw new UnsupportedOperationException("macOS has no Linux fstatfs");
+    }
+
+    @Override
     public long geteuid() {
         return 501;
     }

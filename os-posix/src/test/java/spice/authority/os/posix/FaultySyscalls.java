@@ -52,6 +52,8 @@ final class FaultySyscalls implements Syscalls {
     private final List<Fault> armed = new ArrayList<>();
     private final Map<Call, Integer> seen = new EnumMap<>(Call.class);
     private final Set<Integer> tempFds = new HashSet<>();
+    /** When set, the file-system type every {@link #filesystemType} answers (say, NFS's). */
+    private volatile Long filesystemType;
 
     /** Fails the next {@code call} with {@code errno} (a name such as {@code "ENOSPC"}) before making it. */
     FaultySyscalls fail(Call call, String errno) {
@@ -197,6 +199,21 @@ final class FaultySyscalls implements Syscalls {
     @Override
     public int write(int fd, byte[] buf, int off, int len) throws PosixException {
         return call(isTemp(fd) ? Call.WRITE : null, "write", () -> real.write(fd, buf, off, len));
+    }
+
+    /**
+     * Makes {@link #filesystemType} answer {@code magic} (an {@code f_type} such as NFS's
+     * {@code 0x6969}) from now on: set it before the directory is opened, which reads it once.
+     */
+    FaultySyscalls pretendFilesystem(long magic) {
+        filesystemType = magic;
+        return this;
+    }
+
+    @Override
+    public long filesystemType(int fd) throws PosixException {
+        Long pretended = filesystemType;
+        return pretended != null ? pretended : real.filesystemType(fd);
     }
 
     @Override

@@ -276,6 +276,11 @@ class GroupCommitTest {
         }
 
         @Override
+        public long filesystemType(int fd) throws PosixException {
+            return real.filesystemType(fd);
+        }
+
+        @Override
         public long fdopendir(int fd) throws PosixException {
             return real.fdopendir(fd);
         }

@@ -37,6 +37,8 @@ import spice.authority.snapshot.payload.Snapshot;
 class WriteOutcomeTest {
     private static final String RUN = "run-outcome";
     private static final Cancellation NONE = Cancellation.none();
+    private static final long EXT4 = 0xEF53L;
+    private static final long NFS = 0x6969L;
 
     @FunctionalInterface
     private interface Prepare {
@@ -58,10 +60,10 @@ class WriteOutcomeTest {
         }
 
         /**
-         * Whether the write provably changed nothing: a step before the rename failed, or the
-         * rename was refused (not made) with an errno the kernel answers before it changes a
-         * directory. EIO and errnos outside that list (EINTR) stay uncertain even when, as here,
-         * the rename was not made: the writer cannot tell.
+         * Whether the write provably changed nothing: a step before the rename failed, or, on a
+         * local file system, the rename was refused (not made) for want of space or quota. EIO and
+         * other errnos (EINTR, EACCES) stay uncertain even when, as here, the rename was not made:
+         * the writer cannot tell.
          */
         boolean beforeRename() {
             return (call != FaultySyscalls.Call.RENAME && call != FaultySyscalls.Call.FSYNC_DIR)
@@ -92,6 +94,7 @@ class WriteOutcomeTest {
             new Fault(FaultySyscalls.Call.RENAME, false, "EDQUOT"),
             new Fault(FaultySyscalls.Call.RENAME, true, "ENOSPC"),
             new Fault(FaultySyscalls.Call.RENAME, false, "EINTR"),
+            new Fault(FaultySyscalls.Call.RENAME, false, "EACCES"),
             new Fault(FaultySyscalls.Call.FSYNC_DIR, false),
             new Fault(FaultySyscalls.Call.FSYNC_DIR, false, "ENOSPC"));
 
@@ -192,7 +195,8 @@ class WriteOutcomeTest {
     private static void cell(TestTree tree, Transition t, Fault f, String cell, List<String> failures) throws Exception {
         Path leaf = tree.resolve("auth");
         Path state = leaf.resolve(RecordCodec.fileStem(RUN) + ".state");
-        FaultySyscalls door = new FaultySyscalls();
+        // As on a local ext4, whatever holds the test tree (a container's overlayfs, say).
+        FaultySyscalls door = new FaultySyscalls().pretendFilesystem(EXT4);
         RunAuthority a = RunAuthority.open(PosixSecureDirectory.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE, door),
                 new SecureRandom());
         List<Object> owners = new ArrayList<>();
@@ -256,6 +260,35 @@ class WriteOutcomeTest {
         } finally {
             release(owners);
             a.close();
+        }
+    }
+
+    @Test
+    void renameRefusedForWantOfSpace_onNfs_staysUncertain() throws Exception {
+        // An NFS client may move the target aside before its RENAME (silly rename) and then fail
+        // with ENOSPC or EDQUOT: only a local file system's refusal proves nothing changed.
+        try (TestTree tree = TestTree.create()) {
+            Path leaf = tree.resolve("auth");
+            FaultySyscalls door = new FaultySyscalls().pretendFilesystem(NFS);
+            try (RunAuthority a = RunAuthority.open(
+                    PosixSecureDirectory.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE, door), new SecureRandom())) {
+                door.fail(FaultySyscalls.Call.RENAME, "ENOSPC");
+                assertThatThrownBy(() -> a.start(RUN, NONE)).isInstanceOfSatisfying(AuthorityException.Uncertain.class,
+                        e -> assertThat(e.getMessage()).contains("renameat: ENOSPC"));
+                assertThat(a.isFenced(RUN)).isTrue();
+                assertThat(temporaries(leaf)).isEmpty();
+            }
+        }
+    }
+
+    @Test
+    @org.junit.jupiter.api.condition.EnabledOnOs(org.junit.jupiter.api.condition.OS.LINUX)
+    void tmpfs_reportsItsFileSystemType() throws Exception {
+        int fd = Syscalls.LIBC.openat(Libc.P.AT_FDCWD, "/dev/shm", Libc.P.O_RDONLY | Libc.P.O_DIRECTORY | Libc.P.O_CLOEXEC, 0);
+        try {
+            assertThat(Syscalls.LIBC.filesystemType(fd)).isEqualTo(0x01021994L); // TMPFS_MAGIC
+        } finally {
+            Syscalls.LIBC.close(fd);
         }
     }
 

@@ -45,9 +45,10 @@ import spice.authority.snapshot.payload.Snapshot;
  *       rule or is no longer the file the key was read from, refuses the transition
  *       ({@code unavailable}) and nothing is written; it works again once restored.
  *   <li>Cancellation is checked on entry and right before the writer runs. A write that the
- *       directory reports as failed before its rename was called
+ *       directory reports as failed before its rename took effect
  *       ({@link DirectoryRefusedException#nothingWritten()}: ENOSPC, EIO at the temporary file's
- *       flush, a refused destination, ...) changed nothing: it is {@code unavailable}, retryable,
+ *       flush, a refused destination, a rename a local file system refused for want of space,
+ *       ...) changed nothing: it is {@code unavailable}, retryable,
  *       and does not fence the run. Any other failure once the writer was invoked (the rename
  *       itself, the directory flush, any {@link RuntimeException} or {@link Error}) is
  *       {@code uncertain} and fences the run in this process (e.6); this holds for
@@ -948,7 +949,7 @@ public final class RunAuthority implements AutoCloseable {
             dir.writeAtomically(RecordCodec.fileStem(runId) + ".state", file);
         } catch (DirectoryRefusedException e) {
             if (e.nothingWritten()) {
-                // The SPI guarantees the rename was never called: the record on disk is the one
+                // The SPI guarantees the rename did not happen: the record on disk is the one
                 // this transition started from, so there is nothing to fence, and the same call
                 // works once the cause (a full disk, say) is gone.
                 throw new AuthorityException.Unavailable(what + " " + runId + ": nothing written: " + e.detail()

@@ -12,8 +12,9 @@ import java.util.Objects;
  * message detail, never as a chained cause.
  *
  * <p>A refusal of {@link SecureDirectory#writeAtomically} also says which side of the rename it
- * came from: {@link #nothingWritten()} is true only when the writer guarantees that it never
- * called the rename (see there).
+ * came from: {@link #nothingWritten()} is true only when the writer guarantees that the target
+ * was never changed: it never called the rename, or the rename was provably refused before it
+ * changed anything (see there).
  */
 public final class DirectoryRefusedException extends Exception {
 
@@ -66,8 +67,9 @@ public final class DirectoryRefusedException extends Exception {
      * @param category why
      * @param component the offending path component (see above)
      * @param detail a short human-readable reason; no secrets, no file contents
-     * @param nothingWritten true only when the refusing write guarantees that it did not call the
-     *     rename that would have made its new content visible (see {@link #nothingWritten()})
+     * @param nothingWritten true only when the refusing write guarantees that the rename that would
+     *     have made its new content visible did not happen: never called, or provably refused
+     *     before it changed anything (see {@link #nothingWritten()})
      */
     public DirectoryRefusedException(Category category, String component, String detail, boolean nothingWritten) {
         super(format(category, component, detail), null, false, false);
@@ -77,7 +79,7 @@ public final class DirectoryRefusedException extends Exception {
         this.nothingWritten = nothingWritten;
     }
 
-    /** This refusal, marked as thrown before the write it refuses called its rename. */
+    /** This refusal, marked as thrown by a write whose rename did not happen (see {@link #nothingWritten()}). */
     public DirectoryRefusedException asNothingWritten() {
         return nothingWritten ? this : new DirectoryRefusedException(category, component, detail, true);
     }
@@ -103,8 +105,9 @@ public final class DirectoryRefusedException extends Exception {
 
     /**
      * Whether the refused {@link SecureDirectory#writeAtomically} failed before it called the
-     * rename: the target still names its old content (or nothing), so the write may be retried as
-     * it is once the cause is gone. False means "may have been written": the failure came at or
+     * rename, or had its rename provably refused before it changed anything (a local file system
+     * out of space or quota: see {@link SecureDirectory#writeAtomically}): the target still names
+     * its old content (or nothing), so the write may be retried as it is once the cause is gone. False means "may have been written": the failure came at or
      * after the rename, or from an operation that makes no such statement. A caller must never
      * read false as "failed cleanly".
      */

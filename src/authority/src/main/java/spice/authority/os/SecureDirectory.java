@@ -104,7 +104,11 @@ public interface SecureDirectory extends AutoCloseable {
      *   <li>A {@link DirectoryRefusedException} whose {@link DirectoryRefusedException#nothingWritten()}
      *       is true was thrown <em>before the rename was called</em>: a refused name or
      *       destination, or a failure to create, write, flush or close the temporary file
-     *       (ENOSPC, EIO, ...). The target still names its old content (or nothing), and the
+     *       (ENOSPC, EIO, ...); or after a rename the system provably refused before it changed
+     *       anything. What counts as proof is the implementation's to say and must be strict: the
+     *       POSIX directory accepts only ENOSPC, EDQUOT and EROFS on a known local Linux file
+     *       system, with the target and the temporary name unchanged and the temporary file then
+     *       unlinked by itself. The target still names its old content (or nothing), and the
      *       temporary file has been removed; should that removal fail too, the file stays under
      *       its temporary name, which nothing reads. Retrying the same write is safe and works
      *       once the cause is gone.</li>
