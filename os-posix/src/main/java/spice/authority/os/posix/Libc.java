@@ -437,7 +437,7 @@ final class Libc {
      * @throws UnsupportedOperationException on other platforms
      */
     static long filesystemType(int fd) throws PosixException {
-        if (!P.hasGetdents64()) {
+        if (!P.name.startsWith("linux-")) {
             throw new UnsupportedOperationException("no Linux fstatfs on " + P.name);
         }
         try (Arena arena = Arena.ofConfined()) {

@@ -40,13 +40,15 @@ final class PosixSecureDirectory implements SecureDirectory {
     static final int FILE_MODE = 0600;
     private static final int READ_CHUNK = 64 * 1024;
     /** The errnos of a rename refused before it changed anything ({@link #renameRefused}). */
-    private static final Set<Integer> RENAME_REFUSALS = Stream.of("ENOSPC", "EDQUOT", "EROFS")
+    private static final Set<Integer> RENAME_REFUSALS = Stream.of("ENOSPC", "EDQUOT")
             .map(Libc.P::errnoValue).collect(Collectors.toUnmodifiableSet());
     /**
      * Linux {@code f_type} of the local file systems whose rename reserves its space and checks
-     * quota and a read-only mount before it changes a directory: ext2/3/4, XFS, Btrfs, tmpfs,
-     * F2FS. Not NFS, SMB or FUSE: their clients may move the target aside first (NFS's silly
-     * rename, SMB's unlink-and-retry) or carry a rename out and still answer an error.
+     * quota before it changes a directory: ext2/3/4, XFS, Btrfs, tmpfs, F2FS. Not NFS, SMB or
+     * FUSE: their clients may move the target aside first (NFS's silly rename, SMB's
+     * unlink-and-retry) or carry a rename out and still answer an error. (A 9p mount reports the
+     * type its server gives, so a VM's share of a host ext4 passes as ext4; the target and
+     * temporary-name checks of {@link #renameRefused} still hold there.)
      */
     private static final Set<Long> LOCAL_FILE_SYSTEMS = Set.of(0xEF53L, 0x58465342L, 0x9123683EL, 0x01021994L, 0xF2F52010L);
 
@@ -83,7 +85,7 @@ final class PosixSecureDirectory implements SecureDirectory {
     private static boolean isLocalFileSystem(Syscalls sys, int fd) {
         try {
             return LOCAL_FILE_SYSTEMS.contains(sys.filesystemType(fd));
-        } catch (PosixException | UnsupportedOperationException e) {
+        } catch (PosixException | RuntimeException e) {
             return false; // macOS, or fstatfs failed: every failed rename stays uncertain
         }
     }
@@ -96,7 +98,12 @@ final class PosixSecureDirectory implements SecureDirectory {
         long euid = sys.geteuid();
         PathWalk walk = PathWalk.of(sys, path, euid);
         PathWalk.Bound bound = walk.walk(mode == OpenMode.CREATE_OR_VALIDATE);
-        return new PosixSecureDirectory(sys, walk, euid, bound, mode);
+        try {
+            return new PosixSecureDirectory(sys, walk, euid, bound, mode);
+        } catch (RuntimeException | Error e) {
+            sys.closeQuietly(bound.fd()); // the descriptor is ours until a directory holds it
+            throw e;
+        }
     }
 
     @Override
@@ -319,9 +326,9 @@ final class PosixSecureDirectory implements SecureDirectory {
      * leaves the new name unaffected; file systems do not all keep to it, so all of these must hold:
      * <ul>
      *   <li>the directory is on a {@link #LOCAL_FILE_SYSTEMS local file system} (Linux), where a
-     *       rename reserves its space and checks quota and a read-only mount first;</li>
-     *   <li>the errno is one of those checks: ENOSPC, EDQUOT, EROFS (EIO, EINTR, anything else
-     *       stays uncertain);</li>
+     *       rename reserves its space and checks quota first;</li>
+     *   <li>the errno is one of those checks: ENOSPC, EDQUOT (EIO, EINTR, EROFS, anything else
+     *       stays uncertain; after EROFS our own unlink would fail anyway);</li>
      *   <li>the target name names what it named before the write (the same device and inode), or
      *       still nothing, and the temporary name still names the file written;</li>
      *   <li>our own unlink of the temporary name succeeds (not ENOENT): the name was ours to the

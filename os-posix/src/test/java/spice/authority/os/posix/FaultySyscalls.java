@@ -54,6 +54,8 @@ final class FaultySyscalls implements Syscalls {
     private final Set<Integer> tempFds = new HashSet<>();
     /** When set, the file-system type every {@link #filesystemType} answers (say, NFS's). */
     private volatile Long filesystemType;
+    /** Runs right before a fault fired before its call is thrown (what else happened meanwhile). */
+    private volatile Runnable beforeFault = () -> {};
 
     /** Fails the next {@code call} with {@code errno} (a name such as {@code "ENOSPC"}) before making it. */
     FaultySyscalls fail(Call call, String errno) {
@@ -104,6 +106,7 @@ final class FaultySyscalls implements Syscalls {
     private <T> T call(Call call, String name, Real<T> realCall) throws PosixException {
         Fault f = call == null ? null : next(call);
         if (f != null && !f.afterCall()) {
+            beforeFault.run();
             throw new PosixException(f.errno(), name);
         }
         T result = realCall.run();
@@ -199,6 +202,12 @@ final class FaultySyscalls implements Syscalls {
     @Override
     public int write(int fd, byte[] buf, int off, int len) throws PosixException {
         return call(isTemp(fd) ? Call.WRITE : null, "write", () -> real.write(fd, buf, off, len));
+    }
+
+    /** Runs {@code action} each time a fault armed to fire before its call fires. */
+    FaultySyscalls onFault(Runnable action) {
+        beforeFault = action;
+        return this;
     }
 
     /**

@@ -95,6 +95,7 @@ class WriteOutcomeTest {
             new Fault(FaultySyscalls.Call.RENAME, true, "ENOSPC"),
             new Fault(FaultySyscalls.Call.RENAME, false, "EINTR"),
             new Fault(FaultySyscalls.Call.RENAME, false, "EACCES"),
+            new Fault(FaultySyscalls.Call.RENAME, false, "EROFS"),
             new Fault(FaultySyscalls.Call.FSYNC_DIR, false),
             new Fault(FaultySyscalls.Call.FSYNC_DIR, false, "ENOSPC"));
 
@@ -277,6 +278,47 @@ class WriteOutcomeTest {
                         e -> assertThat(e.getMessage()).contains("renameat: ENOSPC"));
                 assertThat(a.isFenced(RUN)).isTrue();
                 assertThat(temporaries(leaf)).isEmpty();
+            }
+        }
+    }
+
+    @Test
+    void renameRefusedForWantOfSpace_whileTheTargetChanged_staysUncertain() throws Exception {
+        // The errno alone proves nothing: the name the rename was to replace must be as it was.
+        try (TestTree tree = TestTree.create()) {
+            Path leaf = tree.resolve("auth");
+            Path state = leaf.resolve(RecordCodec.fileStem(RUN) + ".state");
+            FaultySyscalls door = new FaultySyscalls().pretendFilesystem(EXT4).onFault(() -> {
+                try {
+                    Files.write(state, new byte[] {'x'});
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            try (RunAuthority a = RunAuthority.open(
+                    PosixSecureDirectory.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE, door), new SecureRandom())) {
+                door.fail(FaultySyscalls.Call.RENAME, "ENOSPC");
+                assertThatThrownBy(() -> a.start(RUN, NONE)).isInstanceOfSatisfying(AuthorityException.Uncertain.class,
+                        e -> assertThat(e.getMessage()).contains("renameat: ENOSPC"));
+                assertThat(a.isFenced(RUN)).isTrue();
+                assertThat(temporaries(leaf)).isEmpty();
+            }
+        }
+    }
+
+    @Test
+    void renameRefusedForWantOfSpace_whenTheTemporaryFileCannotBeUnlinked_staysUncertain() throws Exception {
+        // Our own unlink of the temporary name is the last proof that no rename of it is under way.
+        try (TestTree tree = TestTree.create()) {
+            Path leaf = tree.resolve("auth");
+            FaultySyscalls door = new FaultySyscalls().pretendFilesystem(EXT4);
+            try (RunAuthority a = RunAuthority.open(
+                    PosixSecureDirectory.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE, door), new SecureRandom())) {
+                door.fail(FaultySyscalls.Call.RENAME, "ENOSPC").fail(FaultySyscalls.Call.UNLINK, "EIO");
+                assertThatThrownBy(() -> a.start(RUN, NONE)).isInstanceOfSatisfying(AuthorityException.Uncertain.class,
+                        e -> assertThat(e.getMessage()).contains("renameat: ENOSPC"));
+                assertThat(a.isFenced(RUN)).isTrue();
+                assertThat(temporaries(leaf)).isEmpty(); // the writer's second unlink removed it
             }
         }
     }

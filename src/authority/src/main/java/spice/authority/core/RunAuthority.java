@@ -937,7 +937,7 @@ public final class RunAuthority implements AutoCloseable {
 
     /**
      * One durable transition: encode, re-validate the directory, final cancellation check, then
-     * the writer. A failure the writer reports as before its rename
+     * the writer. A failure the writer reports as one whose rename did not happen
      * ({@link DirectoryRefusedException#nothingWritten()}) is {@code unavailable} and retryable;
      * any other failure after the writer was invoked fences the run and is uncertain.
      */

@@ -106,7 +106,7 @@ public final class DirectoryRefusedException extends Exception {
     /**
      * Whether the refused {@link SecureDirectory#writeAtomically} failed before it called the
      * rename, or had its rename provably refused before it changed anything (a local file system
-     * out of space or quota: see {@link SecureDirectory#writeAtomically}): the target still names
+     * out of space or quota, see {@link SecureDirectory#writeAtomically}): the target still names
      * its old content (or nothing), so the write may be retried as it is once the cause is gone. False means "may have been written": the failure came at or
      * after the rename, or from an operation that makes no such statement. A caller must never
      * read false as "failed cleanly".

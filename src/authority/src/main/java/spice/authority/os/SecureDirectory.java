@@ -23,10 +23,10 @@ import java.util.List;
  *       refused without blocking.</li>
  *   <li>{@link #writeAtomically} leaves either the old or the new content under the target
  *       name, never a mix, and says which side of its rename a failure came from: a refusal
- *       with {@link DirectoryRefusedException#nothingWritten()} was thrown before the rename
- *       was called, or after a rename the system provably refused without changing anything
- *       (POSIX: for want of space or quota, among others; never EIO), so the old content is in
- *       place and the write may simply be retried; any other failure is uncertain. It removes its temporary file on every failure before the
+ *       with {@link DirectoryRefusedException#nothingWritten()} means the target was never
+ *       changed (the rename was never called, or was provably refused: see
+ *       {@link #writeAtomically}), so the old content is in place and the write may simply be
+ *       retried; any other failure is uncertain. It removes its temporary file on every failure before the
  *       rename; one left by a crash (or by a removal that failed too) keeps the reserved
  *       temporary name ({@link FileNames#temporaryTarget}), is never read, and is removed with
  *       {@link #removeTemporary}.</li>
@@ -102,13 +102,13 @@ public interface SecureDirectory extends AutoCloseable {
      * callers build their answers on it:
      * <ul>
      *   <li>A {@link DirectoryRefusedException} whose {@link DirectoryRefusedException#nothingWritten()}
-     *       is true was thrown <em>before the rename was called</em>: a refused name or
-     *       destination, or a failure to create, write, flush or close the temporary file
-     *       (ENOSPC, EIO, ...); or after a rename the system provably refused before it changed
-     *       anything. What counts as proof is the implementation's to say and must be strict: the
-     *       POSIX directory accepts only ENOSPC, EDQUOT and EROFS on a known local Linux file
-     *       system, with the target and the temporary name unchanged and the temporary file then
-     *       unlinked by itself. The target still names its old content (or nothing), and the
+     *       is true comes from a write whose rename <em>did not happen</em>: it was thrown before
+     *       the rename was called (a refused name or destination, or a failure to create, write,
+     *       flush or close the temporary file: ENOSPC, EIO, ...), or after a rename the system
+     *       provably refused before it changed anything. What counts as proof is the
+     *       implementation's to say and must be strict: the POSIX directory accepts only ENOSPC
+     *       and EDQUOT on a known local Linux file system, with the target and the temporary name
+     *       unchanged and the temporary file then unlinked by itself. The target still names its old content (or nothing), and the
      *       temporary file has been removed; should that removal fail too, the file stays under
      *       its temporary name, which nothing reads. Retrying the same write is safe and works
      *       once the cause is gone.</li>
