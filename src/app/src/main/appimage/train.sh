@@ -50,6 +50,31 @@ chmod 700 "$WORK"
 S="$WORK/endpoint/authority.sock"
 rm -f "$CACHE"
 
+# The JIT's compile commands (-XX:CompileCommandFile=$APPDIR/spice-authority.jit): the JVM ignores a
+# missing file without a word, and reports a line it cannot parse only on standard output. Every
+# command of the image's file must parse (lines that are neither blank nor comments).
+APPDIR="$(dirname "$CACHE")"
+JIT="$APPDIR/spice-authority.jit"
+case "$(uname -s)" in
+  Darwin) RUNTIME_JAVA="$IMAGE/Contents/runtime/Contents/Home/bin/java" ;;
+  *) RUNTIME_JAVA="$IMAGE/lib/runtime/bin/java" ;;
+esac
+if grep -q 'CompileCommandFile=\$APPDIR/spice-authority.jit' "$APPDIR/spice-authority.cfg" 2>/dev/null; then
+  [[ -r "$JIT" ]] || { echo "train.sh: the launcher names $JIT, which is not in the image" >&2; exit 1; }
+  WANT=$(grep -cvE '^[[:space:]]*(#|$)' "$JIT" || true)
+  if ! PARSED=$("$RUNTIME_JAVA" -XX:CompileCommandFile="$JIT" -version 2>&1); then
+    echo "$PARSED" >&2
+    echo "train.sh: the JVM refuses $JIT" >&2
+    exit 1
+  fi
+  GOT=$(grep -c '^CompileCommand: ' <<< "$PARSED" || true)
+  if [[ "$WANT" -eq 0 || "$GOT" -ne "$WANT" ]] || grep -qi 'error' <<< "$PARSED"; then
+    echo "$PARSED" >&2
+    echo "train.sh: $JIT has $WANT commands, the JVM accepted $GOT" >&2
+    exit 1
+  fi
+fi
+
 # JAVA_TOOL_OPTIONS reaches the JVM the launcher creates (the launcher's own options come from its
 # .cfg file and stay as shipped).
 # -AOTRecordTraining: the cache holds the loaded and linked classes, not the method profiles of the
