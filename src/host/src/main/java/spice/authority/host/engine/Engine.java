@@ -47,7 +47,9 @@ import spice.authority.snapshot.plan.PlanIdentities;
  *       candidate lease and aborts the import; then consume, commit of the engine run, activate.
  *   <li>A failure before consume aborts at the helper and leaves no engine state; after consume it
  *       is {@link ImportUncertainException}, never retried; an uncertain activate stops and joins
- *       the committed run before the import transaction is released, and the run never executes.
+ *       the committed run before the import transaction is released, and the run never executes;
+ *       a lease the activate may have taken is then handed back, as after a start whose answer was
+ *       lost, so the run can be abandoned before this session ends.
  *   <li>An imported run continues at {@code last_sequence + 1} with RunResumed, never a second
  *       RunStarted; its log holds no earlier events, so older cursors fail with the snapshot
  *       sequence as recovery cursor.
@@ -193,6 +195,18 @@ public final class Engine implements AutoCloseable {
                 authority.start(runId);
                 helperStarted = true;
             } catch (IOException e) {
+                if (Authority.outcomeUnknown(e)) {
+                    // The answer was lost: the run may be ACTIVE with this session's lease, which would
+                    // otherwise keep it owned (so not abandonable) until the session ends. A lease the
+                    // helper releases for this session proves the start took effect.
+                    String after = release(runId)
+                            ? "; the start had taken effect: its lease was handed back, so the run is ACTIVE with no "
+                                    + "owner ('spice-authority runs abandon " + runId + "' ends it)"
+                            : "; the helper holds no lease of it for this session (or could not be asked; the "
+                                    + "session's end releases any)";
+                    throw new AuthorityFailedException("the helper's answer to the start of run " + runId + " was lost"
+                            + after, e);
+                }
                 throw new AuthorityFailedException("the helper did not start run " + runId, e);
             }
             Run run = new Run(this, runId, definition, 1, List.of(), 0, List.of());
@@ -231,11 +245,18 @@ public final class Engine implements AutoCloseable {
         return true;
     }
 
-    private void release(String runId) {
+    /**
+     * Hands this session's lease of {@code runId} back to the helper.
+     *
+     * @return whether the helper released one (false: it held none for this session, or could not
+     *     be asked; the session's end releases it too)
+     */
+    private boolean release(String runId) {
         try {
             uninterrupted(() -> authority.release(runId));
-        } catch (IOException ignored) {
-            // The session's end releases it too.
+            return true;
+        } catch (IOException notReleased) {
+            return false;
         }
     }
 
@@ -368,8 +389,12 @@ public final class Engine implements AutoCloseable {
             // never continue without an active lease.
             run.stopAndJoin();
             abortQuietly(tx, e);
+            // An activate that took effect left the run ACTIVE with this session's lease (the abort is
+            // then refused): hand it back, so the run can be abandoned before the session ends.
+            String after = release(runId) ? "; the activate had taken effect: its lease was handed back, so the run "
+                    + "is ACTIVE with no owner ('spice-authority runs abandon " + runId + "' ends it)" : "";
             throw new ImportUncertainException(runId, "activate of run " + runId + " failed after consume ("
-                    + e.getMessage() + "); the committed run was stopped and joined, and is not retried",
+                    + e.getMessage() + "); the committed run was stopped and joined, and is not retried" + after,
                     e instanceof IOException io ? io : new IOException(e.toString()));
         }
         if (!run.activated()) {

@@ -299,6 +299,68 @@ class EngineAuthorityFailureTest {
         }
     }
 
+    // ---- a lost answer that may have taken effect hands the lease back -----------------------------
+
+    @Test
+    void start_answerLost_theLeaseIsHandedBack_soTheRunCanBeAbandonedNow(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        // The helper started the run and leased it to the session, but its answer never came.
+        try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/runs", new byte[0]))) {
+            Engine engine = engine(sock, tmp.resolve("ledger"));
+            assertThatThrownBy(() -> engine.start("run-1", ScriptedAgent.DEFINITION, "hello"))
+                    .isInstanceOfSatisfying(AuthorityFailedException.class, e -> {
+                        assertThat(e.uncertain()).isTrue();
+                        assertThat(e.getMessage()).contains("was lost").contains("ACTIVE with no owner")
+                                .contains("runs abandon run-1");
+                    });
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).contains("DELETE /v1/runs/run-1/lease");
+        }
+    }
+
+    @Test
+    void start_answerLost_noLeaseToHandBack_saysSo(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        // The start never took effect: the session holds no lease of the run.
+        Function<FakeHelper.Request, byte[]> answers = r -> r.line().equals("POST /v1/runs") ? new byte[0]
+                : r.line().startsWith("DELETE /v1/runs/") ? FakeHelper.problem(404, "not_found", "no lease of run-1 in this session")
+                : helper(r);
+        try (FakeHelper h = FakeHelper.unix(sock, answers)) {
+            Engine engine = engine(sock, tmp.resolve("ledger"));
+            assertThatThrownBy(() -> engine.start("run-1", ScriptedAgent.DEFINITION, "hello"))
+                    .isInstanceOfSatisfying(AuthorityFailedException.class, e -> {
+                        assertThat(e.uncertain()).isTrue();
+                        assertThat(e.getMessage()).contains("holds no lease of it for this session")
+                                .doesNotContain("ACTIVE with no owner");
+                    });
+        }
+    }
+
+    @Test
+    void start_refused_handsNothingBack(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/runs",
+                FakeHelper.problem(409, "state_conflict", "run-1 exists")))) {
+            Engine engine = engine(sock, tmp.resolve("ledger"));
+            assertThatThrownBy(() -> engine.start("run-1", ScriptedAgent.DEFINITION, "hello"))
+                    .isInstanceOfSatisfying(AuthorityFailedException.class, e -> assertThat(e.uncertain()).isFalse());
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).noneMatch(l -> l.startsWith("DELETE"));
+        }
+    }
+
+    @Test
+    void importActivate_answerLost_theLeaseIsHandedBack_andTheRunNeverExecutes(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        byte[] envelope = suspendedElsewhere(sock, tmp);
+        try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/imports/imp-1/activate", new byte[0]))) {
+            Engine b = engine(sock, tmp.resolve("ledger-b"));
+            assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOfSatisfying(ImportUncertainException.class,
+                    e -> assertThat(e.getMessage()).contains("ACTIVE with no owner").contains("runs abandon run-x"));
+            assertThat(h.requests()).extracting(FakeHelper.Request::line)
+                    .contains("DELETE /v1/imports/imp-1", "DELETE /v1/runs/run-x/lease");
+            assertThat(lines(tmp.resolve("ledger-b"))).isEmpty();
+        }
+    }
+
     // ---- last_sequence: above 2^63 imports; too near the end is refused before consume ----------
 
     @Test
