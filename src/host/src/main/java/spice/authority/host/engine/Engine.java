@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import spice.authority.host.HelperProblem;
 import spice.authority.host.ImportView;
 import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.envelope.Envelope;
@@ -55,6 +56,9 @@ import spice.authority.snapshot.plan.PlanIdentities;
  *       sequence as recovery cursor.
  *   <li>A run ID is used once per engine: a run it started or imported cannot be imported again.
  * </ul>
+ * The helper session of its {@link Authority} must be this engine's alone: the engine reads a
+ * lease its session holds as its own (it hands back, after a lost answer, whatever lease of that
+ * run ID the session holds). Build one engine per session; after {@link #close()}, open a new one.
  * Thread-safe.
  */
 public final class Engine implements AutoCloseable {
@@ -196,16 +200,11 @@ public final class Engine implements AutoCloseable {
                 helperStarted = true;
             } catch (IOException e) {
                 if (Authority.outcomeUnknown(e)) {
-                    // The answer was lost: the run may be ACTIVE with this session's lease, which would
-                    // otherwise keep it owned (so not abandonable) until the session ends. A lease the
+                    // The answer was lost: the run may be ACTIVE with this session's lease. The run ID is
+                    // reserved in this engine, and the session is the engine's alone, so a lease the
                     // helper releases for this session proves the start took effect.
-                    String after = release(runId)
-                            ? "; the start had taken effect: its lease was handed back, so the run is ACTIVE with no "
-                                    + "owner ('spice-authority runs abandon " + runId + "' ends it)"
-                            : "; the helper holds no lease of it for this session (or could not be asked; the "
-                                    + "session's end releases any)";
                     throw new AuthorityFailedException("the helper's answer to the start of run " + runId + " was lost"
-                            + after, e);
+                            + handBack(runId, "start"), e);
                 }
                 throw new AuthorityFailedException("the helper did not start run " + runId, e);
             }
@@ -245,19 +244,45 @@ public final class Engine implements AutoCloseable {
         return true;
     }
 
+    /** What handing a lease back came to. */
+    private enum Released {
+        /** The helper released this session's lease of the run. */
+        YES,
+        /** The helper answered that this session holds no lease of the run (now). */
+        NOT_HELD,
+        /** Unknown: the helper could not be asked, or its answer was lost or unexpected. */
+        UNKNOWN
+    }
+
     /**
-     * Hands this session's lease of {@code runId} back to the helper.
-     *
-     * @return whether the helper released one (false: it held none for this session, or could not
-     *     be asked; the session's end releases it too)
+     * Hands this session's lease of {@code runId} back to the helper (where it holds none, or the
+     * helper cannot be asked, the session's end releases any).
      */
-    private boolean release(String runId) {
+    private Released release(String runId) {
         try {
             uninterrupted(() -> authority.release(runId));
-            return true;
-        } catch (IOException notReleased) {
-            return false;
+            return Released.YES;
+        } catch (HelperProblem.StateConflict notHeld) {
+            return Released.NOT_HELD;
+        } catch (IOException | RuntimeException unknown) {
+            return Released.UNKNOWN;
         }
+    }
+
+    /**
+     * After a call whose answer was lost and which may have leased {@code runId} to this session
+     * (a start, an activate): hands the lease back, so that the run does not stay owned, and so not
+     * abandonable, until the session ends; says what came of it.
+     */
+    private String handBack(String runId, String call) {
+        return switch (release(runId)) {
+            case YES -> "; the " + call + " had taken effect: its lease was handed back, so the run is ACTIVE with no "
+                    + "owner ('spice-authority runs abandon " + runId + "' ends it)";
+            case NOT_HELD -> "; this session held no lease of it when asked (a " + call + " still being carried out "
+                    + "at the helper keeps its lease until this session ends)";
+            case UNKNOWN -> "; whether this session holds its lease is unknown (the release failed); the session's end "
+                    + "releases any";
+        };
     }
 
     /** A call made with the thread's interrupt status cleared, and the status restored after it. */
@@ -391,10 +416,9 @@ public final class Engine implements AutoCloseable {
             abortQuietly(tx, e);
             // An activate that took effect left the run ACTIVE with this session's lease (the abort is
             // then refused): hand it back, so the run can be abandoned before the session ends.
-            String after = release(runId) ? "; the activate had taken effect: its lease was handed back, so the run "
-                    + "is ACTIVE with no owner ('spice-authority runs abandon " + runId + "' ends it)" : "";
             throw new ImportUncertainException(runId, "activate of run " + runId + " failed after consume ("
-                    + e.getMessage() + "); the committed run was stopped and joined, and is not retried" + after,
+                    + e.getMessage() + "); the committed run was stopped and joined, and is not retried"
+                    + handBack(runId, "activate"),
                     e instanceof IOException io ? io : new IOException(e.toString()));
         }
         if (!run.activated()) {

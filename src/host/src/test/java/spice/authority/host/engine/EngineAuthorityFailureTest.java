@@ -320,16 +320,17 @@ class EngineAuthorityFailureTest {
     @Test
     void start_answerLost_noLeaseToHandBack_saysSo(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("h.sock");
-        // The start never took effect: the session holds no lease of the run.
+        // The start never took effect: the session holds no lease of the run (what the helper answers).
         Function<FakeHelper.Request, byte[]> answers = r -> r.line().equals("POST /v1/runs") ? new byte[0]
-                : r.line().startsWith("DELETE /v1/runs/") ? FakeHelper.problem(404, "not_found", "no lease of run-1 in this session")
+                : r.line().startsWith("DELETE /v1/runs/") ? FakeHelper.problem(409, "state_conflict",
+                        "this session holds no lease of run run-1")
                 : helper(r);
         try (FakeHelper h = FakeHelper.unix(sock, answers)) {
             Engine engine = engine(sock, tmp.resolve("ledger"));
             assertThatThrownBy(() -> engine.start("run-1", ScriptedAgent.DEFINITION, "hello"))
                     .isInstanceOfSatisfying(AuthorityFailedException.class, e -> {
                         assertThat(e.uncertain()).isTrue();
-                        assertThat(e.getMessage()).contains("holds no lease of it for this session")
+                        assertThat(e.getMessage()).contains("this session held no lease of it when asked")
                                 .doesNotContain("ACTIVE with no owner");
                     });
         }
@@ -351,13 +352,46 @@ class EngineAuthorityFailureTest {
     void importActivate_answerLost_theLeaseIsHandedBack_andTheRunNeverExecutes(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("h.sock");
         byte[] envelope = suspendedElsewhere(sock, tmp);
-        try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/imports/imp-1/activate", new byte[0]))) {
+        // The activate took effect, its answer was lost; the helper then refuses the abort (the run is
+        // ACTIVE with this session's lease) and releases the lease.
+        Function<FakeHelper.Request, byte[]> answers = r -> r.line().equals("POST /v1/imports/imp-1/activate") ? new byte[0]
+                : r.line().equals("DELETE /v1/imports/imp-1") ? FakeHelper.problem(409, "state_conflict",
+                        "the import was already activated")
+                : helper(r);
+        try (FakeHelper h = FakeHelper.unix(sock, answers)) {
             Engine b = engine(sock, tmp.resolve("ledger-b"));
             assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOfSatisfying(ImportUncertainException.class,
                     e -> assertThat(e.getMessage()).contains("ACTIVE with no owner").contains("runs abandon run-x"));
-            assertThat(h.requests()).extracting(FakeHelper.Request::line)
-                    .contains("DELETE /v1/imports/imp-1", "DELETE /v1/runs/run-x/lease");
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).filteredOn(l -> l.contains("imp-1/activate")
+                    || l.startsWith("DELETE")).containsExactly("POST /v1/imports/imp-1/activate", "DELETE /v1/imports/imp-1",
+                    "DELETE /v1/runs/run-x/lease");
             assertThat(lines(tmp.resolve("ledger-b"))).isEmpty();
+        }
+    }
+
+    @Test
+    void start_answerLost_andTheReleaseThrows_staysAnUncertainAuthorityFailure(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/runs", new byte[0]))) {
+            AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
+            Authority failingRelease = new ForwardingAuthority(Authority.of(client, client.openSession())) {
+                @Override
+                public void release(String runId) {
+                    throw new IllegalStateException("a decorator's bug");
+                }
+            };
+            Engine engine = Engine.builder(failingRelease, ScriptedAgent.model(),
+                    StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(),
+                            ScriptedAgent.appendLedger(tmp.resolve("ledger"), null))))
+                    .identity(ScriptedAgent.IDENTITY).build();
+            assertThatThrownBy(() -> engine.start("run-1", ScriptedAgent.DEFINITION, "hello"))
+                    .isInstanceOfSatisfying(AuthorityFailedException.class, e -> {
+                        assertThat(e.uncertain()).isTrue();
+                        assertThat(e.getMessage()).contains("whether this session holds its lease is unknown");
+                    });
+            // The run ID stays reserved: the start may have taken effect.
+            assertThatThrownBy(() -> engine.start("run-1", ScriptedAgent.DEFINITION, "hello"))
+                    .isInstanceOf(EngineException.class).hasMessageContaining("already started");
         }
     }
 
