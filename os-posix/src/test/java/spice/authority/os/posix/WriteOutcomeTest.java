@@ -264,63 +264,54 @@ class WriteOutcomeTest {
         }
     }
 
-    @Test
-    void renameRefusedForWantOfSpace_onNfs_staysUncertain() throws Exception {
-        // An NFS client may move the target aside before its RENAME (silly rename) and then fail
-        // with ENOSPC or EDQUOT: only a local file system's refusal proves nothing changed.
+    /**
+     * Starts {@link #RUN} over {@code door} (configured by {@code setUp} with the tree's leaf, then
+     * armed by {@code arm} after the open) and expects a rename refused with ENOSPC to stay
+     * uncertain: fenced, no temporary file left.
+     */
+    private static void startStaysUncertainAfterRefusedRename(
+            java.util.function.BiFunction<FaultySyscalls, Path, FaultySyscalls> setUp,
+            java.util.function.Consumer<FaultySyscalls> arm) throws Exception {
         try (TestTree tree = TestTree.create()) {
             Path leaf = tree.resolve("auth");
-            FaultySyscalls door = new FaultySyscalls().pretendFilesystem(NFS);
+            FaultySyscalls door = setUp.apply(new FaultySyscalls(), leaf);
             try (RunAuthority a = RunAuthority.open(
                     PosixSecureDirectory.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE, door), new SecureRandom())) {
                 door.fail(FaultySyscalls.Call.RENAME, "ENOSPC");
+                arm.accept(door);
                 assertThatThrownBy(() -> a.start(RUN, NONE)).isInstanceOfSatisfying(AuthorityException.Uncertain.class,
                         e -> assertThat(e.getMessage()).contains("renameat: ENOSPC"));
                 assertThat(a.isFenced(RUN)).isTrue();
                 assertThat(temporaries(leaf)).isEmpty();
             }
         }
+    }
+
+    @Test
+    void renameRefusedForWantOfSpace_onNfs_staysUncertain() throws Exception {
+        // An NFS client may move the target aside before its RENAME (silly rename) and then fail
+        // with ENOSPC or EDQUOT: only a local file system's refusal proves nothing changed.
+        startStaysUncertainAfterRefusedRename((door, leaf) -> door.pretendFilesystem(NFS), door -> {});
     }
 
     @Test
     void renameRefusedForWantOfSpace_whileTheTargetChanged_staysUncertain() throws Exception {
         // The errno alone proves nothing: the name the rename was to replace must be as it was.
-        try (TestTree tree = TestTree.create()) {
-            Path leaf = tree.resolve("auth");
-            Path state = leaf.resolve(RecordCodec.fileStem(RUN) + ".state");
-            FaultySyscalls door = new FaultySyscalls().pretendFilesystem(EXT4).onFault(() -> {
-                try {
-                    Files.write(state, new byte[] {'x'});
-                } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-            });
-            try (RunAuthority a = RunAuthority.open(
-                    PosixSecureDirectory.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE, door), new SecureRandom())) {
-                door.fail(FaultySyscalls.Call.RENAME, "ENOSPC");
-                assertThatThrownBy(() -> a.start(RUN, NONE)).isInstanceOfSatisfying(AuthorityException.Uncertain.class,
-                        e -> assertThat(e.getMessage()).contains("renameat: ENOSPC"));
-                assertThat(a.isFenced(RUN)).isTrue();
-                assertThat(temporaries(leaf)).isEmpty();
+        startStaysUncertainAfterRefusedRename((door, leaf) -> door.pretendFilesystem(EXT4).onFault(() -> {
+            try {
+                Files.write(leaf.resolve(RecordCodec.fileStem(RUN) + ".state"), new byte[] {'x'});
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
             }
-        }
+        }), door -> {});
     }
 
     @Test
     void renameRefusedForWantOfSpace_whenTheTemporaryFileCannotBeUnlinked_staysUncertain() throws Exception {
-        // Our own unlink of the temporary name is the last proof that no rename of it is under way.
-        try (TestTree tree = TestTree.create()) {
-            Path leaf = tree.resolve("auth");
-            FaultySyscalls door = new FaultySyscalls().pretendFilesystem(EXT4);
-            try (RunAuthority a = RunAuthority.open(
-                    PosixSecureDirectory.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE, door), new SecureRandom())) {
-                door.fail(FaultySyscalls.Call.RENAME, "ENOSPC").fail(FaultySyscalls.Call.UNLINK, "EIO");
-                assertThatThrownBy(() -> a.start(RUN, NONE)).isInstanceOfSatisfying(AuthorityException.Uncertain.class,
-                        e -> assertThat(e.getMessage()).contains("renameat: ENOSPC"));
-                assertThat(a.isFenced(RUN)).isTrue();
-                assertThat(temporaries(leaf)).isEmpty(); // the writer's second unlink removed it
-            }
-        }
+        // Our own unlink of the temporary name is the last proof that no rename of it is under way
+        // (the writer's second unlink then removes it).
+        startStaysUncertainAfterRefusedRename((door, leaf) -> door.pretendFilesystem(EXT4),
+                door -> door.fail(FaultySyscalls.Call.UNLINK, "EIO"));
     }
 
     @Test
