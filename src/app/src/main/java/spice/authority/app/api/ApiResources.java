@@ -418,7 +418,8 @@ public class ApiResources {
     @Consumes({Bodies.PROTOBUF, MediaType.APPLICATION_JSON, MediaType.APPLICATION_OCTET_STREAM})
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Prepare an import: verify the envelope against the signed record, then lock the run")
-    @APIResponse(responseCode = "200", description = "the import transaction (consume, then activate, or DELETE to abort)")
+    @APIResponse(responseCode = "200", description = "the import transaction (consume, then activate, or DELETE to abort); "
+            + "the same session preparing the identical envelope again, before consume, gets the same import")
     @APIResponse(responseCode = "400", description = "invalid_request: the envelope's " + RunId.RULE, content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "403", description = "verification_failed (one identical body for every authenticity failure)",
             content = @Content(mediaType = PROBLEM))
@@ -445,13 +446,21 @@ public class ApiResources {
         // under a wider ID (token(128) passes its structure) was never issued by this project.
         // Structural, like the rule id of a payload: it says nothing about keys or records.
         requireRunId(env.runId());
+        // The same session preparing the identical envelope again (its answer to the first prepare
+        // was lost) gets the import it already holds, not busy: prepare writes nothing, and the
+        // host could otherwise neither go on with it nor abort it until its session ends.
+        Optional<ImportTx> again = sessions.preparedImportOf(s, env);
+        if (again.isPresent()) {
+            LOG.info("import of run " + LogText.of(env.runId()) + " prepared again by its session (identical envelope)");
+            return new Dto.ImportView(again.get().id(), env.runId(), Dto.u64(env.lastSequence()), Dto.u64(env.lastSequence() + 1));
+        }
         // An owner proven dead whose exit was not handled yet is closed first (as its exit would
         // have); an alive or unknown owner keeps the run's lock, and the import is busy.
         sessions.reapOwnerIfDead(env.runId());
         ImportTx tx;
         try (SessionRegistry.Admission admitted = sessions.admitImport(s)) {
             RunImport imp = counted("prepare_import", () -> authority().prepareImport(env, Cancellation.none()));
-            tx = sessions.addImport(s, imp);
+            tx = sessions.addImport(s, imp, env);
         }
         return new Dto.ImportView(tx.id(), tx.runId(), Dto.u64(env.lastSequence()), Dto.u64(env.lastSequence() + 1));
     }

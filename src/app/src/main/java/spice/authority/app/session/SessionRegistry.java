@@ -18,6 +18,7 @@ import spice.authority.core.AuthorityException;
 import spice.authority.core.RunImport;
 import spice.authority.os.ProcessWatchException;
 import spice.authority.os.ProcessWatcher;
+import spice.authority.snapshot.envelope.Envelope;
 
 /**
  * All host sessions. A session ends when its host process exits (noticed through the platform's
@@ -395,8 +396,8 @@ public class SessionRegistry {
         }
     }
 
-    public ImportTx addImport(Session s, RunImport imp) {
-        ImportTx tx = new ImportTx(newId(), s, imp);
+    public ImportTx addImport(Session s, RunImport imp, Envelope envelope) {
+        ImportTx tx = new ImportTx(newId(), s, imp, envelope);
         s.imports.put(tx.id(), tx);
         imports.put(tx.id(), tx);
         // RACE: the exit watcher may close the session at any moment. close() marks the session
@@ -412,6 +413,21 @@ public class SessionRegistry {
             throw new SessionException.UnknownSession("session closed while the call ran; the import was aborted");
         }
         return tx;
+    }
+
+    /**
+     * The session's open import of exactly {@code envelope} (byte for byte), prepared and neither
+     * consumed nor closed: what a host whose answer to the prepare was lost gets when it prepares
+     * the same envelope again. Nothing of another session is ever returned.
+     */
+    public Optional<ImportTx> preparedImportOf(Session s, Envelope envelope) {
+        for (ImportTx tx : s.imports.values()) {
+            RunImport imp = tx.runImport();
+            if (tx.envelope().equals(envelope) && !imp.isConsumed() && !imp.isClosed()) {
+                return Optional.of(tx);
+            }
+        }
+        return Optional.empty();
     }
 
     public ImportTx importOf(Session s, String importId) {

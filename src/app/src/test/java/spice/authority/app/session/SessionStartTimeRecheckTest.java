@@ -204,7 +204,7 @@ class SessionStartTimeRecheckTest {
             first.close(); // its first host is gone
             // The importing host: prepare and consume (as POST /v1/imports and .../consume do), then it dies.
             spice.authority.core.RunImport imp = authority.prepareImport(env, spice.authority.core.Cancellation.none());
-            registry.addImport(s, imp);
+            registry.addImport(s, imp, env);
             imp.consume(spice.authority.core.Cancellation.none());
             host.destroyForcibly();
             assertThat(host.waitFor(10, TimeUnit.SECONDS)).isTrue();
@@ -261,7 +261,7 @@ class SessionStartTimeRecheckTest {
             spice.authority.core.ActiveRun first = authority.start("run-1", none);
             spice.authority.snapshot.envelope.Envelope env = first.seal(suspended, none).envelope();
             first.close();
-            ImportTx tx = registry.addImport(s, authority.prepareImport(env, none));
+            ImportTx tx = registry.addImport(s, authority.prepareImport(env, none), env);
             tx.runImport().consume(none);
 
             // POST .../activate (ApiResources.activate), its write slow.

@@ -46,6 +46,8 @@ import spice.authority.snapshot.plan.PlanIdentities;
  *       then suspended-only, never-seen run ID, compatibility, the recorded plan leased and the
  *       combined plan identity recomputed — a missing, substituted or changed plan releases the
  *       candidate lease and aborts the import; then consume, commit of the engine run, activate.
+ *   <li>A prepare whose answer was lost is asked once more with the same envelope: the helper
+ *       answers its session with the import it already holds, so the import goes on as usual.
  *   <li>A failure before consume aborts at the helper and leaves no engine state; after consume it
  *       is {@link ImportUncertainException}, never retried; an uncertain activate stops and joins
  *       the committed run before the import transaction is released, and the run never executes;
@@ -244,6 +246,29 @@ public final class Engine implements AutoCloseable {
         return true;
     }
 
+    /**
+     * Prepares the import. Prepare writes nothing durable, and the helper answers the same session
+     * preparing the identical envelope again (before consume) with the import it already holds:
+     * when the first answer was lost, asking once more recovers the import, so it can go on or be
+     * aborted instead of holding the run's lock until this session ends.
+     */
+    private ImportView prepare(String runId, byte[] envelopeBytes) throws IOException {
+        try {
+            return authority.prepareImport(envelopeBytes);
+        } catch (IOException lost) {
+            // Not when the caller interrupted the thread: it asked for the import to stop.
+            if (!Authority.outcomeUnknown(lost) || Thread.currentThread().isInterrupted()) {
+                throw lost;
+            }
+            try {
+                return authority.prepareImport(envelopeBytes);
+            } catch (IOException again) {
+                again.addSuppressed(lost);
+                throw again;
+            }
+        }
+    }
+
     /** What handing a lease back came to. */
     private enum Released {
         /** The helper released this session's lease of the run. */
@@ -347,10 +372,11 @@ public final class Engine implements AutoCloseable {
         // 1. The helper verifies the HMAC and locks the run before any engine-side work.
         ImportView tx;
         try {
-            tx = authority.prepareImport(envelopeBytes);
+            tx = prepare(runId, envelopeBytes);
         } catch (IOException e) {
-            // Prepare writes nothing durable. When its answer was lost, the helper may still hold the
-            // run's import lock for this session (busy to others) until the session ends.
+            // Prepare writes nothing durable. When even the repeated prepare's answer was lost, the
+            // helper may still hold the run's import lock for this session (busy to others) until the
+            // session ends.
             throw new ImportRefusedException(ImportRefusedException.Reason.AUTHORITY_REFUSED,
                     (Authority.outcomeUnknown(e)
                             ? "the helper's answer to the import of run " + runId + " was lost (nothing durable was written; "

@@ -370,6 +370,56 @@ class EngineAuthorityFailureTest {
     }
 
     @Test
+    void importPrepare_answerLost_isAskedAgain_andTheImportGoesOn(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        byte[] envelope = suspendedElsewhere(sock, tmp);
+        // The helper prepared the import, but its answer was lost; asked again by the same session
+        // with the identical envelope, it answers with the import it holds.
+        boolean[] lose = {true};
+        try (FakeHelper h = FakeHelper.unix(sock, r -> {
+            if (lose[0] && r.line().equals("POST /v1/imports")) {
+                lose[0] = false;
+                return new byte[0];
+            }
+            return helper(r);
+        })) {
+            Engine b = engine(sock, tmp.resolve("ledger-b"));
+            Run run = b.importRun(envelope);
+            run.runTurn();
+            assertThat(run.completedTurns()).isEqualTo(2);
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).filteredOn(l -> l.startsWith("POST /v1/imports"))
+                    .containsExactly("POST /v1/imports", "POST /v1/imports", "POST /v1/imports/imp-1/consume",
+                            "POST /v1/imports/imp-1/activate");
+        }
+    }
+
+    @Test
+    void importPrepare_answerLostTwice_isARefusalThatSaysSo(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        byte[] envelope = suspendedElsewhere(sock, tmp);
+        try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/imports", new byte[0]))) {
+            Engine b = engine(sock, tmp.resolve("ledger-b"));
+            assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOfSatisfying(ImportRefusedException.class,
+                    e -> assertThat(e.getMessage()).contains("was lost").contains("until this session ends"));
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).filteredOn(l -> l.equals("POST /v1/imports"))
+                    .hasSize(2);
+        }
+    }
+
+    @Test
+    void importPrepare_refused_isNotAskedAgain(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        byte[] envelope = suspendedElsewhere(sock, tmp);
+        try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/imports",
+                FakeHelper.problem(409, "busy", "the owner is alive")))) {
+            Engine b = engine(sock, tmp.resolve("ledger-b"));
+            assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOf(ImportRefusedException.class);
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).filteredOn(l -> l.equals("POST /v1/imports"))
+                    .hasSize(1);
+        }
+    }
+
+    @Test
     void start_answerLost_andTheReleaseThrows_staysAnUncertainAuthorityFailure(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("h.sock");
         try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/runs", new byte[0]))) {
