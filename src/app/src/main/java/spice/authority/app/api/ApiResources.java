@@ -451,7 +451,8 @@ public class ApiResources {
         // host could otherwise neither go on with it nor abort it until its session ends.
         Optional<ImportTx> again = sessions.preparedImportOf(s, env);
         if (again.isPresent()) {
-            LOG.info("import of run " + LogText.of(env.runId()) + " prepared again by its session (identical envelope)");
+            transition("prepare_import", "repeated");
+            LOG.debug("import of run " + LogText.of(env.runId()) + " prepared again by its session (identical envelope)");
             return new Dto.ImportView(again.get().id(), env.runId(), Dto.u64(env.lastSequence()), Dto.u64(env.lastSequence() + 1));
         }
         // An owner proven dead whose exit was not handled yet is closed first (as its exit would

@@ -397,7 +397,7 @@ public class SessionRegistry {
     }
 
     public ImportTx addImport(Session s, RunImport imp, Envelope envelope) {
-        ImportTx tx = new ImportTx(newId(), s, imp, envelope);
+        ImportTx tx = new ImportTx(newId(), s, imp, ImportTx.digestOf(envelope));
         s.imports.put(tx.id(), tx);
         imports.put(tx.id(), tx);
         // RACE: the exit watcher may close the session at any moment. close() marks the session
@@ -421,9 +421,14 @@ public class SessionRegistry {
      * the same envelope again. Nothing of another session is ever returned.
      */
     public Optional<ImportTx> preparedImportOf(Session s, Envelope envelope) {
+        byte[] digest = ImportTx.digestOf(envelope);
         for (ImportTx tx : s.imports.values()) {
             RunImport imp = tx.runImport();
-            if (tx.envelope().equals(envelope) && !imp.isConsumed() && !imp.isClosed()) {
+            if (tx.runId().equals(envelope.runId()) && tx.preparedFrom(digest) && !imp.isConsumed() && !imp.isClosed()) {
+                // As in addImport: a session closing meanwhile aborts its imports; this one is gone.
+                if (s.isClosed()) {
+                    throw new SessionException.UnknownSession("session closed while the call ran");
+                }
                 return Optional.of(tx);
             }
         }

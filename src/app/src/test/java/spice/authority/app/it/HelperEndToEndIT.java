@@ -84,14 +84,18 @@ class HelperEndToEndIT {
             String prepared = host2.send("import " + env1);
             assertThat(prepared).startsWith("200 ").contains("\"run_id\":\"run-e2e\"").contains("\"last_sequence\":7")
                     .contains("\"next_sequence\":8");
-            String imp = importId(prepared);
+            String aborted = importId(prepared);
             // The answer to a prepare can be lost: the same session preparing the identical envelope
             // again gets the import it holds, not busy; another session's import stays busy.
-            assertThat(importId(host2.send("import " + env1))).isEqualTo(imp);
+            assertThat(importId(host2.send("import " + env1))).isEqualTo(aborted);
             assertThat(host3.send("import " + env1)).startsWith("409 ").contains("\"code\":\"busy\"");
+            // An aborted import is never handed out again: the next prepare is a new import.
+            assertThat(host2.send("abort " + aborted)).startsWith("204");
+            String imp = importId(host2.send("import " + env1));
+            assertThat(imp).isNotEqualTo(aborted);
             assertThat(host2.send("consume " + imp)).startsWith("200 ").contains("IMPORTING");
-            // Once consumed, the import is not handed out again.
-            assertThat(host2.send("import " + env1)).doesNotStartWith("200 ");
+            // Once consumed, the import is not handed out again: the envelope no longer verifies.
+            assertThat(host2.send("import " + env1)).startsWith("403 ").contains("verification_failed");
             assertThat(host2.send("activate " + imp)).startsWith("200 ").contains("\"phase\":\"ACTIVE\"").contains("\"run_generation\":2");
             assertThat(owned("run-e2e")).contains("\"owned\":true");
 

@@ -77,6 +77,8 @@ public final class Engine implements AutoCloseable {
     private final int logCapacity;
     private final List<EventListener> listeners;
     private final Set<String> seenRunIds = new HashSet<>();
+    /** Run IDs whose import is under way in this engine (guarded by this). */
+    private final Set<String> importing = new HashSet<>();
     private final Map<String, Run> runs = new ConcurrentHashMap<>();
     private boolean closed;
 
@@ -252,7 +254,7 @@ public final class Engine implements AutoCloseable {
      * when the first answer was lost, asking once more recovers the import, so it can go on or be
      * aborted instead of holding the run's lock until this session ends.
      */
-    private ImportView prepare(String runId, byte[] envelopeBytes) throws IOException {
+    private ImportView prepare(byte[] envelopeBytes) throws IOException {
         try {
             return authority.prepareImport(envelopeBytes);
         } catch (IOException lost) {
@@ -369,16 +371,37 @@ public final class Engine implements AutoCloseable {
                     "the envelope is not a valid snapshot envelope: " + e.getMessage(), null);
         }
         String runId = snapshot.runId();
+        // One import of a run at a time in this engine: the helper answers a repeated prepare of the
+        // same envelope by this session with the import it holds, so two concurrent imports of one
+        // envelope would otherwise share (and abort) one import.
+        synchronized (this) {
+            if (!importing.add(runId)) {
+                throw new ImportRefusedException(ImportRefusedException.Reason.ALREADY_IMPORTED,
+                        "an import of run " + runId + " is already under way in this engine", null);
+            }
+        }
+        try {
+            return importRun(envelopeBytes, snapshot, runId);
+        } finally {
+            synchronized (this) {
+                importing.remove(runId);
+            }
+        }
+    }
+
+    private Run importRun(byte[] envelopeBytes, Snapshot snapshot, String runId) throws EngineException {
         // 1. The helper verifies the HMAC and locks the run before any engine-side work.
         ImportView tx;
         try {
-            tx = prepare(runId, envelopeBytes);
+            tx = prepare(envelopeBytes);
         } catch (IOException e) {
-            // Prepare writes nothing durable. When even the repeated prepare's answer was lost, the
-            // helper may still hold the run's import lock for this session (busy to others) until the
-            // session ends.
+            // Prepare writes nothing durable. When an answer was lost (the first or the repeated
+            // one's), the helper may still hold the run's import lock for this session (busy to
+            // others) until the session ends.
+            boolean lost = Authority.outcomeUnknown(e) || java.util.Arrays.stream(e.getSuppressed())
+                    .anyMatch(first -> first instanceof IOException io && Authority.outcomeUnknown(io));
             throw new ImportRefusedException(ImportRefusedException.Reason.AUTHORITY_REFUSED,
-                    (Authority.outcomeUnknown(e)
+                    (lost
                             ? "the helper's answer to the import of run " + runId + " was lost (nothing durable was written; "
                                     + "it may hold the prepared import until this session ends): "
                             : "the helper refused to import run " + runId + ": ") + e.getMessage(), e);

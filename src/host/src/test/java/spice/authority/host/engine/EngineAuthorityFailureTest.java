@@ -394,6 +394,63 @@ class EngineAuthorityFailureTest {
     }
 
     @Test
+    void importRun_twiceAtOnceInOneEngine_theSecondIsRefusedBeforeItPrepares(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        byte[] envelope = suspendedElsewhere(sock, tmp);
+        java.util.concurrent.CountDownLatch preparing = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch answer = new java.util.concurrent.CountDownLatch(1);
+        try (FakeHelper h = FakeHelper.unix(sock, r -> {
+            if (r.line().equals("POST /v1/imports")) {
+                preparing.countDown();
+                try {
+                    answer.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return helper(r);
+        })) {
+            Engine b = engine(sock, tmp.resolve("ledger-b"));
+            java.util.concurrent.CompletableFuture<Run> first = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return b.importRun(envelope);
+                } catch (EngineException e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            });
+            assertThat(preparing.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOfSatisfying(ImportRefusedException.class,
+                    e -> assertThat(e.getMessage()).contains("already under way"));
+            answer.countDown();
+            Run run = first.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            run.runTurn();
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).filteredOn(l -> l.equals("POST /v1/imports"))
+                    .hasSize(1);
+        }
+    }
+
+    @Test
+    void importPrepare_firstAnswerLost_thenRefused_saysTheImportMayBeHeld(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        byte[] envelope = suspendedElsewhere(sock, tmp);
+        boolean[] lose = {true};
+        try (FakeHelper h = FakeHelper.unix(sock, r -> {
+            if (r.line().equals("POST /v1/imports")) {
+                if (lose[0]) {
+                    lose[0] = false;
+                    return new byte[0];
+                }
+                return FakeHelper.problem(409, "busy", "the run is locked");
+            }
+            return helper(r);
+        })) {
+            Engine b = engine(sock, tmp.resolve("ledger-b"));
+            assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOfSatisfying(ImportRefusedException.class,
+                    e -> assertThat(e.getMessage()).contains("was lost").contains("until this session ends"));
+        }
+    }
+
+    @Test
     void importPrepare_answerLostTwice_isARefusalThatSaysSo(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("h.sock");
         byte[] envelope = suspendedElsewhere(sock, tmp);
