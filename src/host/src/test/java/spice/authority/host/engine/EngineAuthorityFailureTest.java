@@ -429,51 +429,45 @@ class EngineAuthorityFailureTest {
         }
     }
 
-    @Test
-    void importPrepare_firstAnswerLost_thenRefused_saysTheImportMayBeHeld(@TempDir Path tmp) throws Exception {
+    /**
+     * Imports run-x through a helper whose answers to {@code POST /v1/imports} come, in turn, from
+     * {@code prepares} (the last one repeated); expects a refusal and returns it with the number of
+     * prepares the engine sent.
+     */
+    private static java.util.Map.Entry<ImportRefusedException, Long> prepareRefused(Path tmp, byte[]... prepares)
+            throws Exception {
         Path sock = tmp.resolve("h.sock");
         byte[] envelope = suspendedElsewhere(sock, tmp);
-        boolean[] lose = {true};
-        try (FakeHelper h = FakeHelper.unix(sock, r -> {
-            if (r.line().equals("POST /v1/imports")) {
-                if (lose[0]) {
-                    lose[0] = false;
-                    return new byte[0];
-                }
-                return FakeHelper.problem(409, "busy", "the run is locked");
-            }
-            return helper(r);
-        })) {
+        int[] n = {0};
+        try (FakeHelper h = FakeHelper.unix(sock, r -> r.line().equals("POST /v1/imports")
+                ? prepares[Math.min(n[0]++, prepares.length - 1)] : helper(r))) {
             Engine b = engine(sock, tmp.resolve("ledger-b"));
-            assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOfSatisfying(ImportRefusedException.class,
-                    e -> assertThat(e.getMessage()).contains("was lost").contains("until this session ends"));
+            ImportRefusedException refused = org.assertj.core.api.Assertions.catchThrowableOfType(ImportRefusedException.class,
+                    () -> b.importRun(envelope));
+            assertThat(refused).isNotNull();
+            return java.util.Map.entry(refused, h.requests().stream().filter(r -> r.line().equals("POST /v1/imports")).count());
         }
+    }
+
+    @Test
+    void importPrepare_firstAnswerLost_thenRefused_saysTheImportMayBeHeld(@TempDir Path tmp) throws Exception {
+        var r = prepareRefused(tmp, new byte[0], FakeHelper.problem(409, "busy", "the run is locked"));
+        assertThat(r.getKey().getMessage()).contains("was lost").contains("until this session ends");
+        assertThat(r.getValue()).isEqualTo(2);
     }
 
     @Test
     void importPrepare_answerLostTwice_isARefusalThatSaysSo(@TempDir Path tmp) throws Exception {
-        Path sock = tmp.resolve("h.sock");
-        byte[] envelope = suspendedElsewhere(sock, tmp);
-        try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/imports", new byte[0]))) {
-            Engine b = engine(sock, tmp.resolve("ledger-b"));
-            assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOfSatisfying(ImportRefusedException.class,
-                    e -> assertThat(e.getMessage()).contains("was lost").contains("until this session ends"));
-            assertThat(h.requests()).extracting(FakeHelper.Request::line).filteredOn(l -> l.equals("POST /v1/imports"))
-                    .hasSize(2);
-        }
+        var r = prepareRefused(tmp, new byte[0]);
+        assertThat(r.getKey().getMessage()).contains("was lost").contains("until this session ends");
+        assertThat(r.getValue()).isEqualTo(2);
     }
 
     @Test
     void importPrepare_refused_isNotAskedAgain(@TempDir Path tmp) throws Exception {
-        Path sock = tmp.resolve("h.sock");
-        byte[] envelope = suspendedElsewhere(sock, tmp);
-        try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/imports",
-                FakeHelper.problem(409, "busy", "the owner is alive")))) {
-            Engine b = engine(sock, tmp.resolve("ledger-b"));
-            assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOf(ImportRefusedException.class);
-            assertThat(h.requests()).extracting(FakeHelper.Request::line).filteredOn(l -> l.equals("POST /v1/imports"))
-                    .hasSize(1);
-        }
+        var r = prepareRefused(tmp, FakeHelper.problem(409, "busy", "the owner is alive"));
+        assertThat(r.getKey().getMessage()).contains("refused").doesNotContain("was lost");
+        assertThat(r.getValue()).isEqualTo(1);
     }
 
     @Test
