@@ -255,6 +255,52 @@ class HostEngineIT {
         assertThatThrownBy(run::suspend).isInstanceOf(ExportRefusedException.class);
         assertThat(events).isEmpty();
         assertThat(Files.exists(ledger) ? Files.readAllLines(ledger) : List.of()).hasSize(2); // turns 1-2 only
+        // The activate had taken effect: the engine handed its lease back, so the run is ACTIVE with
+        // no owner, and abandon ends it while the importing host still lives.
+        assertThat(client.run("run-uncertain").owned()).isFalse();
+        assertThat(client.abandon(lastSession(), "run-uncertain").phase()).isEqualTo("CANCELLED");
+    }
+
+    @Test
+    void start_answerLost_leaseHandedBack_theRunCanBeAbandonedAtOnce() throws Exception {
+        Authority lossy = new ForwardingAuthority(authority()) {
+            @Override
+            public void start(String runId) throws IOException {
+                super.start(runId);
+                throw new IOException("injected: connection reset after the request was sent");
+            }
+        };
+        Engine engine = engine(lossy, StaticToolPlan.named(ScriptedAgent.PLAN_ID, tools(ledger)));
+        assertThatThrownBy(() -> engine.start("run-start-lost", ScriptedAgent.DEFINITION, "hello"))
+                .isInstanceOfSatisfying(spice.authority.host.engine.AuthorityFailedException.class, e -> {
+                    assertThat(e.uncertain()).isTrue();
+                    assertThat(e.getMessage()).contains("ACTIVE with no owner");
+                });
+        assertThat(client.run("run-start-lost").phase()).isEqualTo("ACTIVE");
+        assertThat(client.run("run-start-lost").owned()).isFalse();
+        assertThat(client.abandon(lastSession(), "run-start-lost").phase()).isEqualTo("CANCELLED");
+    }
+
+    @Test
+    void importPrepare_answerLost_askedAgain_getsTheSameImport_andTheRunGoesOn() throws Exception {
+        byte[] envelope = suspendedByDeadHost("run-prepare-lost");
+        List<String> imports = new ArrayList<>();
+        Authority lossy = new ForwardingAuthority(authority()) {
+            @Override
+            public ImportView prepareImport(byte[] env) throws IOException {
+                ImportView tx = super.prepareImport(env);
+                imports.add(tx.importId());
+                if (imports.size() == 1) {
+                    throw new IOException("injected: connection reset after the request was sent");
+                }
+                return tx;
+            }
+        };
+        Run run = engine(lossy, StaticToolPlan.named(ScriptedAgent.PLAN_ID, tools(ledger))).importRun(envelope);
+        assertThat(imports).hasSize(2).containsOnly(imports.get(0));
+        run.runTurn();
+        assertThat(client.run("run-prepare-lost").owned()).isTrue();
+        assertThat(Files.readAllLines(ledger)).hasSize(3);
     }
 
     // ---- convenience engines export for inspection only --------------------------------------------
