@@ -17,6 +17,7 @@ import static spice.authority.os.posix.PathWalk.octal;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -232,25 +233,19 @@ final class PosixSecureDirectory implements SecureDirectory {
         if (openMode == OpenMode.VALIDATE_ONLY) {
             throw new IllegalStateException("directory opened for validation only: " + shownPath());
         }
-        byte[] content = data.clone();
+        enter(); // before the copy: a closed directory refuses with nothing to wipe
+        byte[] content = null;
         try {
-            enter();
-        } catch (RuntimeException | Error e) {
-            Arrays.fill(content, (byte) 0); // SECURITY: the content may be the identity key
-            throw e;
-        }
-        try {
+            content = data.clone();
             // d.4 step 1: the destination, if present, must itself pass the file rules.
             // RACE: it may change before the rename below (say, gain a hard link, so its old content
             // lives on under the other name); only the directory's owner can do that, and the
             // rename replaces the name whatever it names then.
-            FileStat target = null; // null: no file under the name
+            FileStat target; // null: no file under the name
             try {
-                target = sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
-                requireSafeFile(target, shown);
-            } catch (PosixException e) {
-                if (e.errno() != p.ENOENT) {
-                    throw io(shown, e).asNothingWritten();
+                target = statNoFollow(name, shown);
+                if (target != null) {
+                    requireSafeFile(target, shown);
                 }
             } catch (DirectoryRefusedException e) {
                 throw e.asNothingWritten();
@@ -315,7 +310,9 @@ final class PosixSecureDirectory implements SecureDirectory {
                 }
             }
         } finally {
-            Arrays.fill(content, (byte) 0); // SECURITY: the content may be the identity key
+            if (content != null) {
+                Arrays.fill(content, (byte) 0); // SECURITY: the content may be the identity key
+            }
             exit();
         }
     }
@@ -340,30 +337,21 @@ final class PosixSecureDirectory implements SecureDirectory {
             return false;
         }
         try {
-            FileStat tempNow = sys.fstatat(dirfd, temp, p.AT_SYMLINK_NOFOLLOW);
-            if (tempNow.dev() != written.dev() || tempNow.ino() != written.ino()) {
+            FileStat tempNow = statNoFollow(temp, shown(temp));
+            if (tempNow == null || !tempNow.identity().equals(written.identity())
+                    || !Objects.equals(identityOf(target), identityOf(statNoFollow(name, shown(name))))) {
                 return false;
-            }
-            if (target == null) {
-                try {
-                    sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
-                    return false; // a file appeared under the name
-                } catch (PosixException absent) {
-                    if (absent.errno() != p.ENOENT) {
-                        return false;
-                    }
-                }
-            } else {
-                FileStat targetNow = sys.fstatat(dirfd, name, p.AT_SYMLINK_NOFOLLOW);
-                if (targetNow.dev() != target.dev() || targetNow.ino() != target.ino()) {
-                    return false;
-                }
             }
             sys.unlinkat(dirfd, temp, 0);
             return true;
-        } catch (PosixException again) {
+        } catch (PosixException | DirectoryRefusedException again) {
             return false;
         }
+    }
+
+    /** The identity of {@code st}, null for no file. */
+    private static FileIdentity identityOf(FileStat st) {
+        return st == null ? null : st.identity();
     }
 
     /**

@@ -231,9 +231,10 @@ final class WindowsSecureDirectory implements SecureDirectory {
         if (openMode == OpenMode.VALIDATE_ONLY) {
             throw new IllegalStateException("directory opened for validation only: " + shownPath());
         }
-        byte[] content = data.clone();
-        enter();
+        enter(); // before the copy: a closed directory refuses with nothing to wipe
+        byte[] content = null;
         try {
+            content = data.clone();
             // The destination, if present, must itself pass the file rule.
             // RACE: it may change before the rename; only trusted principals can do that.
             try {
@@ -289,7 +290,9 @@ final class WindowsSecureDirectory implements SecureDirectory {
                 calls.closeHandle(h);
             }
         } finally {
-            Arrays.fill(content, (byte) 0); // SECURITY: the content may be the identity key
+            if (content != null) {
+                Arrays.fill(content, (byte) 0); // SECURITY: the content may be the identity key
+            }
             exit();
         }
     }

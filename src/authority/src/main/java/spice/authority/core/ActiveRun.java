@@ -25,7 +25,6 @@ public final class ActiveRun implements AutoCloseable {
     private StableLock lock;
     private long generation;
     private RunRecord.SnapshotBinding remembered;
-    private Claim rememberedClaim;
     private boolean uncertain;
     private boolean closed;
 
@@ -83,23 +82,22 @@ public final class ActiveRun implements AutoCloseable {
             throw new AuthorityException.State("run " + runId + ": run generation exhausted");
         }
         Claim claim = store.signWithSubkey(runId, generation, input);
+        Envelope envelope = envelope(unsigned, claim); // before any write, so a failure wrote nothing
         if (phase == Phase.SUSPENDED) {
             RunRecord.SnapshotBinding binding = new RunRecord.SnapshotBinding(input.lastSequence(), input.lifecycle(),
                     input.sha256(), claim.hmac());
             if (remembered != null) {
                 if (remembered.equals(binding)) {
-                    // identical repeat: idempotent, nothing written
-                    return new Sealed(envelope(unsigned, rememberedClaim), false);
+                    // identical repeat: idempotent, nothing written (the claim is deterministic, so the
+                    // envelope is the one first returned)
+                    return new Sealed(envelope, false);
                 }
                 throw new AuthorityException.State("run " + runId + " is already suspended with a different snapshot");
             }
-            Envelope envelope = envelope(unsigned, claim);
             write(store.newRecord(runId, generation, Phase.SUSPENDED, binding), c, "suspend");
             remembered = binding;
-            rememberedClaim = claim;
             return new Sealed(envelope, false);
         }
-        Envelope envelope = envelope(unsigned, claim);
         write(store.newRecord(runId, generation, phase, null), c, "sign terminal");
         finish();
         return new Sealed(envelope, true);
@@ -138,7 +136,6 @@ public final class ActiveRun implements AutoCloseable {
         write(store.newRecord(runId, next, Phase.ACTIVE, null), c, "resume");
         generation = next;
         remembered = null;
-        rememberedClaim = null;
     }
 
     /** Writes a terminal tombstone without a snapshot, then releases the lock. */

@@ -885,15 +885,16 @@ public final class RunAuthority implements AutoCloseable {
     /**
      * The record's bytes for an import. A record that is absent or breaks the file rules is a
      * verification failure, as in the reference (wire-format Appendix C). Stricter than the
-     * reference: a read the operating system failed ({@code IO}: EIO, EMFILE, ENFILE, ...) or a
-     * directory that was replaced ({@code IDENTITY}) proves nothing about the envelope; prepare has
-     * written nothing, so it is {@code unavailable} and the same import may be tried again.
+     * reference: a read the operating system failed ({@code IO}: EIO, EMFILE, ENFILE, ...) proves
+     * nothing about the envelope; prepare has written nothing, so it is {@code unavailable} and the
+     * same import may be tried again. (A replaced directory is refused before, by
+     * {@link #revalidate()}, as {@code unavailable} too.)
      */
     private byte[] readRecordBytesForImport(String stem) throws AuthorityException.Verification, AuthorityException.Unavailable {
         try {
             return dir.read(stem + ".state", RecordCodec.MAX_FILE_BYTES);
         } catch (DirectoryRefusedException e) {
-            if (e.category() == DirectoryRefusedException.Category.IO || e.category() == DirectoryRefusedException.Category.IDENTITY) {
+            if (e.category() == DirectoryRefusedException.Category.IO) {
                 throw new AuthorityException.Unavailable("reading the record of an import failed (" + e.category()
                         + "); nothing was written, the import may be tried again");
             }

@@ -19,20 +19,37 @@ import spice.authority.snapshot.envelope.Envelope;
 class ImportReadFailureTest {
     private static final Cancellation NONE = Cancellation.none();
 
-    @Test
-    void prepareImport_recordReadFailsWithAnIoError_isUnavailableAndRetryable_notAVerificationFailure() throws Exception {
-        MemoryDirectory mem = new MemoryDirectory();
-        String record = RecordCodec.fileStem("run-eio") + ".state";
-        boolean[] fail = {false};
-        ForwardingSecureDirectory dir = new ForwardingSecureDirectory(mem) {
+    /** A directory whose reads of {@code runId}'s record fail with {@code category} while {@code fail[0]}. */
+    private static ForwardingSecureDirectory failingRecordReads(String runId, Category category, boolean[] fail) {
+        String record = RecordCodec.fileStem(runId) + ".state";
+        return new ForwardingSecureDirectory(new MemoryDirectory()) {
             @Override
             public byte[] read(String name, int maxBytes) throws DirectoryRefusedException {
                 if (fail[0] && name.equals(record)) {
-                    throw new DirectoryRefusedException(Category.IO, path() + "/" + name, "read: EIO");
+                    throw new DirectoryRefusedException(category, path() + "/" + name, "read: " + category);
                 }
                 return super.read(name, maxBytes);
             }
         };
+    }
+
+    @Test
+    void prepareImport_recordBreaksAFileRuleAsItIsRead_isAVerificationFailure_notRetryable() throws Exception {
+        // An identity rule the record's file breaks (Windows: a zero or invalid file ID) is a file
+        // rule like the others: verification_failed, as the reference answers, never "try again".
+        boolean[] fail = {false};
+        RunAuthority a = RunAuthority.open(failingRecordReads("run-id", Category.IDENTITY, fail), Fixtures.random());
+        ActiveRun owner = a.start("run-id", NONE);
+        Envelope env = owner.seal(Fixtures.suspended("run-id", 7), NONE).envelope();
+        owner.close();
+        fail[0] = true;
+        assertThatThrownBy(() -> a.prepareImport(env, NONE)).isInstanceOf(AuthorityException.Verification.class);
+    }
+
+    @Test
+    void prepareImport_recordReadFailsWithAnIoError_isUnavailableAndRetryable_notAVerificationFailure() throws Exception {
+        boolean[] fail = {false};
+        ForwardingSecureDirectory dir = failingRecordReads("run-eio", Category.IO, fail);
         RunAuthority a = RunAuthority.open(dir, Fixtures.random());
         ActiveRun owner = a.start("run-eio", NONE);
         Envelope env = owner.seal(Fixtures.suspended("run-eio", 7), NONE).envelope();

@@ -365,7 +365,7 @@ public final class AuthorityClient {
             title = title.replace(session.id(), "<session>");
         }
         HelperProblem.Fields f = new HelperProblem.Fields(r.status(), code, title, detail, rule, retryAfter(r));
-        return signing && "cancelled".equals(code) ? new HelperProblem.Cancelled(f, true) : HelperProblem.of(f);
+        return HelperProblem.of(f, signing);
     }
 
     /** {@code Retry-After} in seconds (the helper sends no dates); null when absent or unreadable. */

@@ -13,7 +13,7 @@ package spice.authority.host;
 public final class HelperInterrupted extends HelperTransportException {
     private static final long serialVersionUID = 1L;
 
-    public HelperInterrupted(String message) {
+    HelperInterrupted(String message) {
         super(message);
     }
 }

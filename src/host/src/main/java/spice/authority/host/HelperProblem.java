@@ -58,14 +58,15 @@ public abstract sealed class HelperProblem extends IOException {
 
     /**
      * True when the helper says nothing was written and the same call may simply be sent again
-     * ({@code unavailable}; {@code cancelled}; {@code busy} with a {@code Retry-After} or for a
-     * quota).
+     * ({@code unavailable}; {@code cancelled}, except as the answer to a sign; {@code busy} with a
+     * {@code Retry-After} or for a quota).
      */
     public boolean nothingHappened() {
         return false;
     }
 
-    static HelperProblem of(Fields f) {
+    /** {@code signing}: the answer to a sign, whose {@code cancelled} may follow its write. */
+    static HelperProblem of(Fields f, boolean signing) {
         return switch (f.code) {
             case "invalid_request" -> new InvalidRequest(f);
             case "invalid_snapshot" -> new InvalidSnapshot(f);
@@ -77,7 +78,7 @@ public abstract sealed class HelperProblem extends IOException {
             case "closing" -> new Closing(f);
             case "not_found" -> new NotFound(f);
             case "unauthorized" -> new Unauthorized(f);
-            case "cancelled" -> new Cancelled(f);
+            case "cancelled" -> new Cancelled(f, signing);
             default -> new Unrecognized(f);
         };
     }
@@ -188,10 +189,6 @@ public abstract sealed class HelperProblem extends IOException {
         private static final long serialVersionUID = 1L;
 
         private final boolean mayFollowWrite;
-
-        Cancelled(Fields f) {
-            this(f, false);
-        }
 
         /** {@code mayFollowWrite}: the answer to a sign, which wire-format e.4 lets come after the write. */
         Cancelled(Fields f, boolean mayFollowWrite) {

@@ -453,7 +453,7 @@ public class ApiResources {
         if (again.isPresent()) {
             transition("prepare_import", "repeated");
             LOG.debug("import of run " + LogText.of(env.runId()) + " prepared again by its session (identical envelope)");
-            return new Dto.ImportView(again.get().id(), env.runId(), Dto.u64(env.lastSequence()), Dto.u64(env.lastSequence() + 1));
+            return importView(again.get().id(), env);
         }
         // An owner proven dead whose exit was not handled yet is closed first (as its exit would
         // have); an alive or unknown owner keeps the run's lock, and the import is busy.
@@ -463,7 +463,12 @@ public class ApiResources {
             RunImport imp = counted("prepare_import", () -> authority().prepareImport(env, Cancellation.none()));
             tx = sessions.addImport(s, imp, env);
         }
-        return new Dto.ImportView(tx.id(), tx.runId(), Dto.u64(env.lastSequence()), Dto.u64(env.lastSequence() + 1));
+        return importView(tx.id(), env);
+    }
+
+    /** The import {@code id} of {@code env}'s run: it goes on at the envelope's sequence + 1. */
+    private static Dto.ImportView importView(String id, Envelope env) {
+        return new Dto.ImportView(id, env.runId(), Dto.u64(env.lastSequence()), Dto.u64(env.lastSequence() + 1));
     }
 
     @POST

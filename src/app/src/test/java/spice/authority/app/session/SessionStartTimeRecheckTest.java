@@ -150,15 +150,32 @@ class SessionStartTimeRecheckTest {
         watcher.silenceWatches = true; // the exit watcher is behind (or stopped)
         Session s = registry.open(host.pid(), true);
         // A real lease: a run started in an authority over a temporary directory.
-        spice.authority.core.RunAuthority authority = spice.authority.core.RunAuthority.open(
-                SecureDirectories.provider().open(dir.resolve("authority").toString(), spice.authority.os.OpenMode.CREATE_OR_VALIDATE),
-                new java.security.SecureRandom());
+        spice.authority.core.RunAuthority authority = authorityIn(dir);
         try {
             reapOnlyOnProof(s, authority);
         } finally {
             registry.closeAll("test over"); // its lease first, then the authority
             authority.close();
         }
+    }
+
+    /** A run authority over {@code dir}/authority. */
+    private static spice.authority.core.RunAuthority authorityIn(java.nio.file.Path dir) throws Exception {
+        return spice.authority.core.RunAuthority.open(
+                SecureDirectories.provider().open(dir.resolve("authority").toString(), spice.authority.os.OpenMode.CREATE_OR_VALIDATE),
+                new java.security.SecureRandom());
+    }
+
+    /** run-1 started, suspended with the corpus's minimal payload, and its host gone: the envelope. */
+    private static spice.authority.snapshot.envelope.Envelope suspendedByGoneHost(spice.authority.core.RunAuthority authority)
+            throws Exception {
+        spice.authority.core.Cancellation none = spice.authority.core.Cancellation.none();
+        spice.authority.snapshot.payload.Snapshot suspended = spice.authority.snapshot.payload.Snapshot.decode(
+                spice.authority.snapshot.SpecFiles.bytes("payload-corpus/public/valid-01-minimal-suspended.json"));
+        spice.authority.core.ActiveRun first = authority.start("run-1", none);
+        spice.authority.snapshot.envelope.Envelope env = first.seal(suspended, none).envelope();
+        first.close(); // its first host is gone
+        return env;
     }
 
     private void reapOnlyOnProof(Session s, spice.authority.core.RunAuthority authority) throws Exception {
@@ -193,15 +210,9 @@ class SessionStartTimeRecheckTest {
             @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
         watcher.silenceWatches = true; // the exit watcher is behind (or stopped)
         Session s = registry.open(host.pid(), true);
-        spice.authority.core.RunAuthority authority = spice.authority.core.RunAuthority.open(
-                SecureDirectories.provider().open(dir.resolve("authority").toString(), spice.authority.os.OpenMode.CREATE_OR_VALIDATE),
-                new java.security.SecureRandom());
+        spice.authority.core.RunAuthority authority = authorityIn(dir);
         try {
-            spice.authority.snapshot.payload.Snapshot suspended = spice.authority.snapshot.payload.Snapshot.decode(
-                    spice.authority.snapshot.SpecFiles.bytes("payload-corpus/public/valid-01-minimal-suspended.json"));
-            spice.authority.core.ActiveRun first = authority.start("run-1", spice.authority.core.Cancellation.none());
-            spice.authority.snapshot.envelope.Envelope env = first.seal(suspended, spice.authority.core.Cancellation.none()).envelope();
-            first.close(); // its first host is gone
+            spice.authority.snapshot.envelope.Envelope env = suspendedByGoneHost(authority);
             // The importing host: prepare and consume (as POST /v1/imports and .../consume do), then it dies.
             spice.authority.core.RunImport imp = authority.prepareImport(env, spice.authority.core.Cancellation.none());
             registry.addImport(s, imp, env);
@@ -256,11 +267,7 @@ class SessionStartTimeRecheckTest {
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
         try {
             spice.authority.core.Cancellation none = spice.authority.core.Cancellation.none();
-            spice.authority.snapshot.payload.Snapshot suspended = spice.authority.snapshot.payload.Snapshot.decode(
-                    spice.authority.snapshot.SpecFiles.bytes("payload-corpus/public/valid-01-minimal-suspended.json"));
-            spice.authority.core.ActiveRun first = authority.start("run-1", none);
-            spice.authority.snapshot.envelope.Envelope env = first.seal(suspended, none).envelope();
-            first.close();
+            spice.authority.snapshot.envelope.Envelope env = suspendedByGoneHost(authority);
             ImportTx tx = registry.addImport(s, authority.prepareImport(env, none), env);
             tx.runImport().consume(none);
 

@@ -215,15 +215,14 @@ public final class Engine implements AutoCloseable {
             Run run = new Run(this, runId, definition, 1, List.of(), 0, List.of());
             run.bind(plan, lease);
             if (!register(run)) {
-                release(runId);
-                throw new RunStateException("cannot start run " + runId + ": the engine was closed meanwhile");
+                throw new RunStateException("cannot start run " + runId + ": the engine was closed meanwhile; "
+                        + releaseAfterClose(runId));
             }
             if (!run.started(first)) {
                 // The engine closed (and stopped the run) between its registration and its start:
                 // it never runs; hand the helper's lease back now, not at the session's end.
-                release(runId);
                 throw new RunStateException("cannot start run " + runId + ": the engine was closed meanwhile; "
-                        + "its lease was released");
+                        + releaseAfterClose(runId));
             }
             ok = true;
             return run;
@@ -248,29 +247,6 @@ public final class Engine implements AutoCloseable {
         return true;
     }
 
-    /**
-     * Prepares the import. Prepare writes nothing durable, and the helper answers the same session
-     * preparing the identical envelope again (before consume) with the import it already holds:
-     * when the first answer was lost, asking once more recovers the import, so it can go on or be
-     * aborted instead of holding the run's lock until this session ends.
-     */
-    private ImportView prepare(byte[] envelopeBytes) throws IOException {
-        try {
-            return authority.prepareImport(envelopeBytes);
-        } catch (IOException lost) {
-            // Not when the caller interrupted the thread: it asked for the import to stop.
-            if (!Authority.outcomeUnknown(lost) || Thread.currentThread().isInterrupted()) {
-                throw lost;
-            }
-            try {
-                return authority.prepareImport(envelopeBytes);
-            } catch (IOException again) {
-                again.addSuppressed(lost);
-                throw again;
-            }
-        }
-    }
-
     /** What handing a lease back came to. */
     private enum Released {
         /** The helper released this session's lease of the run. */
@@ -287,13 +263,22 @@ public final class Engine implements AutoCloseable {
      */
     private Released release(String runId) {
         try {
-            uninterrupted(() -> authority.release(runId));
+            CleanUp.uninterrupted(() -> authority.release(runId));
             return Released.YES;
         } catch (HelperProblem.StateConflict notHeld) {
             return Released.NOT_HELD;
         } catch (IOException | RuntimeException unknown) {
             return Released.UNKNOWN;
         }
+    }
+
+    /** Hands back the lease of a run the closing engine will not run; says what came of it. */
+    private String releaseAfterClose(String runId) {
+        return switch (release(runId)) {
+            case YES -> "its lease was released";
+            case NOT_HELD -> "this session held no lease of it";
+            case UNKNOWN -> "releasing its lease failed; the session's end releases it";
+        };
     }
 
     /**
@@ -310,29 +295,6 @@ public final class Engine implements AutoCloseable {
             case UNKNOWN -> "; whether this session holds its lease is unknown (the release failed); the session's end "
                     + "releases any";
         };
-    }
-
-    /** A call made with the thread's interrupt status cleared, and the status restored after it. */
-    @FunctionalInterface
-    private interface CleanUp {
-        void run() throws IOException;
-    }
-
-    /**
-     * Runs a clean-up call (the release or abort that undoes what an interrupted call left) with
-     * the thread's interrupt status cleared, then restores it: the transport ends at once on an
-     * interrupted thread, so the clean-up would otherwise never reach the helper while the caller
-     * is told it happened.
-     */
-    private static void uninterrupted(CleanUp call) throws IOException {
-        boolean interrupted = Thread.interrupted();
-        try {
-            call.run();
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 
     private synchronized void reserveRunId(String runId, String what) throws EngineException {
@@ -392,16 +354,26 @@ public final class Engine implements AutoCloseable {
     private Run importRun(byte[] envelopeBytes, Snapshot snapshot, String runId) throws EngineException {
         // 1. The helper verifies the HMAC and locks the run before any engine-side work.
         ImportView tx;
+        boolean firstLost = false;
         try {
-            tx = prepare(envelopeBytes);
+            try {
+                tx = authority.prepareImport(envelopeBytes);
+            } catch (IOException lost) {
+                // Not when the caller interrupted the thread: it asked for the import to stop.
+                if (!Authority.outcomeUnknown(lost) || Thread.currentThread().isInterrupted()) {
+                    throw lost;
+                }
+                // Prepare writes nothing durable, and the helper answers its session preparing the
+                // identical envelope again (before consume) with the import it already holds: asking
+                // once more recovers the import, so it can go on or be aborted.
+                firstLost = true;
+                tx = authority.prepareImport(envelopeBytes);
+            }
         } catch (IOException e) {
-            // Prepare writes nothing durable. When an answer was lost (the first or the repeated
-            // one's), the helper may still hold the run's import lock for this session (busy to
-            // others) until the session ends.
-            boolean lost = Authority.outcomeUnknown(e) || java.util.Arrays.stream(e.getSuppressed())
-                    .anyMatch(first -> first instanceof IOException io && Authority.outcomeUnknown(io));
+            // When an answer was lost (the first or the repeated one's), the helper may still hold the
+            // run's import lock for this session (busy to others) until the session ends.
             throw new ImportRefusedException(ImportRefusedException.Reason.AUTHORITY_REFUSED,
-                    (lost
+                    (firstLost || Authority.outcomeUnknown(e)
                             ? "the helper's answer to the import of run " + runId + " was lost (nothing durable was written; "
                                     + "it may hold the prepared import until this session ends): "
                             : "the helper refused to import run " + runId + ": ") + e.getMessage(), e);
@@ -447,7 +419,7 @@ public final class Engine implements AutoCloseable {
             lease.release();
             abortQuietly(tx, e);
             throw new ImportUncertainException(runId, "run " + runId + " could not be committed after its consume point ("
-                    + e + "); the import was released and is not retried", null);
+                    + e + "); the import was released and is not retried", new IOException(e.toString()));
         }
         if (!register(run)) {
             lease.release();
@@ -472,8 +444,8 @@ public final class Engine implements AutoCloseable {
         }
         if (!run.activated()) {
             // The engine closed (and stopped the run) while the helper activated it: hand it back.
-            release(runId);
-            throw new RunStateException("the engine was closed while run " + runId + " was activated; its lease was released");
+            throw new RunStateException("the engine was closed while run " + runId + " was activated; "
+                    + releaseAfterClose(runId));
         }
         return run;
     }
@@ -558,7 +530,7 @@ public final class Engine implements AutoCloseable {
 
     private void abortQuietly(ImportView tx, Exception primary) {
         try {
-            uninterrupted(() -> authority.abortImport(tx));
+            CleanUp.uninterrupted(() -> authority.abortImport(tx));
         } catch (IOException | RuntimeException e) {
             if (primary == null) {
                 return;

@@ -153,6 +153,19 @@ public final class Run {
      * and the caller releases the helper's lease.
      */
     boolean started(Message firstUserMessage) {
+        return takeLease(Event.Type.RUN_STARTED, firstUserMessage);
+    }
+
+    /**
+     * An imported run whose activate returned: RunResumed at {@code last_sequence + 1}. False
+     * when the run was stopped meanwhile (it then never runs).
+     */
+    boolean activated() {
+        return takeLease(Event.Type.RUN_RESUMED, null);
+    }
+
+    /** The helper's lease taken: RUNNING, {@code first} event, then {@code firstUserMessage} if any. */
+    private boolean takeLease(Event.Type first, Message firstUserMessage) {
         turnLock.lock();
         try {
             // RACE: close() may stop the run between its registration and here; stopAndJoin holds
@@ -162,29 +175,12 @@ public final class Run {
             }
             authorityLease = true;
             phase = Phase.RUNNING;
-            log.append(runId, Event.Type.RUN_STARTED, 0, null, null, null);
-            history.add(firstUserMessage);
-            messageIds.add(firstUserMessage.id());
-            log.append(runId, Event.Type.MESSAGE_APPENDED, 0, null, firstUserMessage.id(), null);
-            return true;
-        } finally {
-            turnLock.unlock();
-        }
-    }
-
-    /**
-     * An imported run whose activate returned: RunResumed at {@code last_sequence + 1}. False
-     * when the run was stopped meanwhile (it then never runs).
-     */
-    boolean activated() {
-        turnLock.lock();
-        try {
-            if (stopRequested) {
-                return false;
+            log.append(runId, first, 0, null, null, null);
+            if (firstUserMessage != null) {
+                history.add(firstUserMessage);
+                messageIds.add(firstUserMessage.id());
+                log.append(runId, Event.Type.MESSAGE_APPENDED, 0, null, firstUserMessage.id(), null);
             }
-            authorityLease = true;
-            phase = Phase.RUNNING;
-            log.append(runId, Event.Type.RUN_RESUMED, 0, null, null, null);
             return true;
         } finally {
             turnLock.unlock();
@@ -381,7 +377,7 @@ public final class Run {
             if (unresolved) {
                 // The authority keeps the run ACTIVE: it cannot be exported or imported, and only
                 // the operator ends it (runs abandon). Releasing says the host stopped.
-                engine.authority().release(runId);
+                CleanUp.uninterrupted(() -> engine.authority().release(runId));
             } else {
                 byte[] failed = payload(LifecycleStatus.FAILED, log.head());
                 pendingPayload = failed;
@@ -447,11 +443,11 @@ public final class Run {
             try {
                 envelope = engine.authority().sign(runId, payload);
             } catch (IOException e) {
-                if (!Authority.outcomeUnknown(e) && !Authority.leaseLost(e)) {
-                    // Provably nothing written, and no sign that the lease is gone: it goes on as before.
-                    throw new AuthorityFailedException("the helper did not sign run " + runId, e);
-                }
                 if (!Authority.outcomeUnknown(e)) {
+                    if (!Authority.leaseLost(e)) {
+                        // Provably nothing written, and no sign that the lease is gone: it goes on as before.
+                        throw new AuthorityFailedException("the helper did not sign run " + runId, e);
+                    }
                     // SECURITY: the helper no longer knows this session, or the session no longer owns
                     // the run (fenced): a host that lost its lease must stop executing the run.
                     // No release: when the lease is really gone the helper refuses it, and when this

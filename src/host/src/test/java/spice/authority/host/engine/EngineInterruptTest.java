@@ -141,6 +141,35 @@ class EngineInterruptTest {
      * runs with the interrupt cleared, so it reaches the helper (the prepared import would
      * otherwise keep the run locked until the session ends), and the interrupt is restored.
      */
+    /**
+     * A tool that fails with the thread's interrupt status set fails the run with its call
+     * unresolved: the release that tells the helper the host stopped runs with the interrupt
+     * cleared, so it reaches the helper (the run could otherwise not be abandoned until the session
+     * ends), and the interrupt is restored.
+     */
+    @Test
+    void toolFailsInterrupted_theFailedRunsReleaseStillReachesTheHelper(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            AuthorityClient c = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
+            Tool interrupted = Tool.of(ScriptedAgent.appendLedger(tmp.resolve("l"), null).definition(), (runId, callId, args) -> {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("the tool was interrupted");
+            });
+            Engine a = Engine.builder(Authority.of(c, c.openSession()), ScriptedAgent.model(),
+                    StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(), interrupted)))
+                    .identity(ScriptedAgent.IDENTITY).build();
+            Run run = a.start("run-1", ScriptedAgent.DEFINITION, "hello");
+            try {
+                assertThatThrownBy(run::runTurn).isInstanceOf(RunFailedException.class);
+                assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is restored").isTrue();
+            } finally {
+                Thread.interrupted();
+            }
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).contains("DELETE /v1/runs/run-1/lease");
+        }
+    }
+
     @Test
     void interruptedConsume_theAbortStillReachesTheHelper(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("h.sock");

@@ -28,9 +28,6 @@ public final class EndpointProofMac {
      *     that is not 4 or 16 bytes, or a port outside 0..65535
      */
     public static byte[] of(byte[] token, byte[] nonce, byte[] address, int port) {
-        if (token.length == 0) {
-            throw new IllegalArgumentException("no token to prove");
-        }
         if (nonce.length != NONCE_BYTES) {
             throw new IllegalArgumentException("nonce must be " + NONCE_BYTES + " bytes");
         }

@@ -55,9 +55,12 @@ public final class HmacSha256 implements AutoCloseable {
      * copy of the key outlives the call (unlike {@code javax.crypto.Mac}, whose key copies cannot be
      * wiped); {@code rawKey} itself stays with its owner, unchanged.
      *
+     * Package-private: outside this package a MAC is made only from a {@link SecretKeyBytes}, or as
+     * the one {@link EndpointProofMac}.
+     *
      * @throws IllegalArgumentException if {@code rawKey} is empty
      */
-    public static byte[] once(byte[] rawKey, byte[]... parts) {
+    static byte[] once(byte[] rawKey, byte[]... parts) {
         if (rawKey.length == 0) {
             throw new IllegalArgumentException("empty MAC key");
         }
