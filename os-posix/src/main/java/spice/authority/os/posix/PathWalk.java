@@ -12,7 +12,9 @@ import static spice.authority.os.DirectoryRefusedException.Category.TYPE;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import spice.authority.os.DirectoryRefusedException;
+import spice.authority.os.FileIdentity;
 import spice.authority.os.FileNames;
 
 /**
@@ -31,8 +33,75 @@ final class PathWalk {
     private static final int MAX_PATH_BYTES = 1023;
     private static final int MAX_NAME_BYTES = 255;
 
-    /** A bound directory: the open descriptor (owned by the caller), its stat and whether the leaf was created. */
-    record Bound(int fd, FileStat stat, boolean createdLeaf) {}
+    /**
+     * A bound directory: the open descriptor (owned by the caller), its stat, whether the leaf was
+     * created, and the {@link Chain} of its ancestors' descriptors (owned by the caller too).
+     */
+    record Bound(int fd, FileStat stat, boolean createdLeaf, Chain chain) {
+        /** Closes the leaf's descriptor and gives up the chain. */
+        void closeQuietly(Syscalls sys) {
+            sys.closeQuietly(fd);
+            chain.retire();
+        }
+    }
+
+    /**
+     * The descriptors of the leaf's ancestors, kept open from the walk that bound them: element
+     * {@code i} is the directory holding component {@code i} ({@code /} first), with its identity.
+     * They let {@link #stillLeadsTo} prove the path again with one {@code fstatat} per component
+     * instead of an {@code openat}, an {@code fstat} and a {@code close}.
+     *
+     * <p>Reference-counted, because a walk that finds the path changed installs a new chain
+     * while other threads may still be reading the old one: the descriptors are closed once the
+     * owner {@linkplain #retire retired} the chain and the last reader {@linkplain #release
+     * released} it, never while a reader could pass one of them to the kernel (a closed number
+     * may be reused for another file).
+     */
+    static final class Chain {
+        private final Syscalls sys;
+        private final int[] fds;
+        private final FileIdentity[] identities;
+        /** The owner's reference plus one per reader; 0 once closed. */
+        private final AtomicInteger refs = new AtomicInteger(1);
+
+        private Chain(Syscalls sys, int[] fds, FileIdentity[] identities) {
+            this.sys = sys;
+            this.fds = fds;
+            this.identities = identities;
+        }
+
+        /** Takes a reader's reference; false once the chain is closed. */
+        boolean acquire() {
+            while (true) {
+                int n = refs.get();
+                if (n == 0) {
+                    return false;
+                }
+                if (refs.compareAndSet(n, n + 1)) {
+                    return true;
+                }
+            }
+        }
+
+        /** Gives back a reader's reference (the last one closes the descriptors). */
+        void release() {
+            if (refs.decrementAndGet() == 0) {
+                for (int fd : fds) {
+                    sys.closeQuietly(fd);
+                }
+            }
+        }
+
+        /** The owner gives the chain up: closed now, or when its last reader releases it. */
+        void retire() {
+            release();
+        }
+
+        /** How many descriptors the chain holds (one per component above the leaf). */
+        int size() {
+            return fds.length;
+        }
+    }
 
     private final PosixPlatform p = Libc.P;
     private final Syscalls sys;
@@ -40,11 +109,14 @@ final class PathWalk {
     private final List<String> components;
     private final long euid;
 
+    private final String leafShown;
+
     private PathWalk(Syscalls sys, String path, List<String> components, long euid) {
         this.sys = sys;
         this.path = path;
         this.components = components;
         this.euid = euid;
+        this.leafShown = FileNames.printable(path);
     }
 
     /**
@@ -107,10 +179,13 @@ final class PathWalk {
      * then an explicit {@code fchmod(0700)} so that neither the umask nor a setgid parent
      * matters); otherwise a missing component is {@code MISSING}.
      *
-     * @return the bound leaf; the caller owns its descriptor
+     * @return the bound leaf; the caller owns its descriptor and its ancestors' {@link Chain}
      */
     Bound walk(boolean create) throws DirectoryRefusedException {
         int fd = -1;
+        int[] ancestors = new int[components.size()];
+        FileIdentity[] identities = new FileIdentity[components.size()];
+        int held = 0;
         boolean ok = false;
         try {
             String parentShown = "/";
@@ -129,15 +204,7 @@ final class PathWalk {
                 boolean leaf = i == components.size() - 1;
 
                 // SECURITY: the parent must be trusted before anything below it is opened or created.
-                if (!trusted(st.uid())) {
-                    throw new DirectoryRefusedException(OWNER, parentShown,
-                            "owned by uid " + st.uid() + ", neither root nor the effective user " + euid);
-                }
-                boolean shared = (st.permissions() & 022) != 0;
-                if (shared && (st.permissions() & FileStat.S_ISVTX) == 0) {
-                    throw new DirectoryRefusedException(PERMS, parentShown,
-                            "mode " + octal(st.permissions()) + ": group- or world-writable without the sticky bit");
-                }
+                boolean shared = checkParent(st, parentShown);
 
                 created = false;
                 int child;
@@ -161,19 +228,12 @@ final class PathWalk {
                         throw classify(fd, name, shown, leaf, e2);
                     }
                 }
-                int parent = fd;
+                ancestors[held] = fd;
+                identities[held++] = st.identity();
                 fd = child;
-                sys.closeQuietly(parent);
 
                 st = stat(fd, shown);
-                if (!st.isDirectory()) {
-                    throw new DirectoryRefusedException(TYPE, shown, "is " + st.typeName() + ", not a directory");
-                }
-                // SECURITY: in a shared (sticky) parent anyone may have planted this component.
-                if (shared && !trusted(st.uid())) {
-                    throw new DirectoryRefusedException(OWNER, shown, "owned by uid " + st.uid()
-                            + " inside a shared sticky directory; must be root or the effective user " + euid);
-                }
+                checkChild(st, shown, shared);
                 if (created && st.uid() == euid) {
                     try {
                         sys.fchmod(fd, LEAF_MODE);
@@ -184,22 +244,99 @@ final class PathWalk {
                 }
                 parentShown = shown;
             }
-
-            String leafShown = FileNames.printable(path);
-            if (st.uid() != euid || !trusted(st.uid())) {
-                throw new DirectoryRefusedException(OWNER, leafShown,
-                        "owned by uid " + st.uid() + ", not the effective user " + euid);
-            }
-            if (st.permissions() != LEAF_MODE) {
-                throw new DirectoryRefusedException(MODE, leafShown,
-                        "mode " + octal(st.permissions()) + ", must be exactly 0700");
-            }
+            checkLeaf(st);
             ok = true;
-            return new Bound(fd, st, created);
+            return new Bound(fd, st, created, new Chain(sys, ancestors, identities));
         } finally {
-            if (!ok && fd >= 0) {
-                sys.closeQuietly(fd);
+            if (!ok) {
+                if (fd >= 0) {
+                    sys.closeQuietly(fd);
+                }
+                for (int i = 0; i < held; i++) {
+                    sys.closeQuietly(ancestors[i]);
+                }
             }
+        }
+    }
+
+    /**
+     * Proves the path again through {@code chain}: {@code /} is still the chain's first directory,
+     * each component is still, by name and without following a symbolic link, the next directory
+     * of the chain and finally {@code leaf}, and the ownership and permission rules of
+     * {@link #walk} hold for every pair. One {@code fstatat} per component, nothing opened.
+     *
+     * <p>True only when everything holds. False when anything differs or a call fails: the caller
+     * then walks the path afresh ({@link #walk}), whose verdict (and error) stands. The answer is
+     * what the walk would have found: the same directories, judged by the same rules.
+     *
+     * @param chain acquired by the caller for the duration of the call
+     */
+    boolean stillLeadsTo(Chain chain, FileIdentity leaf) {
+        try {
+            FileStat st = sys.fstatat(p.AT_FDCWD, "/", 0);
+            if (!st.identity().equals(chain.identities[0])) {
+                return false; // a different root (chroot): let the walk decide
+            }
+            String parentShown = "/";
+            for (int i = 0; i < components.size(); i++) {
+                boolean shared = checkParent(st, parentShown);
+                // SECURITY: AT_SYMLINK_NOFOLLOW: a component replaced by a symbolic link is itself
+                // judged (not a directory), never followed.
+                st = sys.fstatat(chain.fds[i], components.get(i), p.AT_SYMLINK_NOFOLLOW);
+                FileIdentity expected = i + 1 < components.size() ? chain.identities[i + 1] : leaf;
+                if (!st.isDirectory() || !st.identity().equals(expected)) {
+                    return false;
+                }
+                parentShown = leafShown; // never shown: any refusal here is the walk's to report
+                checkChild(st, parentShown, shared);
+            }
+            checkLeaf(st);
+            return true;
+        } catch (PosixException | DirectoryRefusedException e) {
+            return false;
+        }
+    }
+
+    /**
+     * The rules on a directory before anything below it is opened or created: owned by a trusted
+     * user, and not group- or world-writable unless sticky.
+     *
+     * @return whether the directory is shared (writable by others, sticky)
+     */
+    private boolean checkParent(FileStat st, String shown) throws DirectoryRefusedException {
+        if (!trusted(st.uid())) {
+            throw new DirectoryRefusedException(OWNER, shown,
+                    "owned by uid " + st.uid() + ", neither root nor the effective user " + euid);
+        }
+        boolean shared = (st.permissions() & 022) != 0;
+        if (shared && (st.permissions() & FileStat.S_ISVTX) == 0) {
+            throw new DirectoryRefusedException(PERMS, shown,
+                    "mode " + octal(st.permissions()) + ": group- or world-writable without the sticky bit");
+        }
+        return shared;
+    }
+
+    /** The rules on a component itself: a directory, and trusted when its parent is shared. */
+    private void checkChild(FileStat st, String shown, boolean sharedParent) throws DirectoryRefusedException {
+        if (!st.isDirectory()) {
+            throw new DirectoryRefusedException(TYPE, shown, "is " + st.typeName() + ", not a directory");
+        }
+        // SECURITY: in a shared (sticky) parent anyone may have planted this component.
+        if (sharedParent && !trusted(st.uid())) {
+            throw new DirectoryRefusedException(OWNER, shown, "owned by uid " + st.uid()
+                    + " inside a shared sticky directory; must be root or the effective user " + euid);
+        }
+    }
+
+    /** The rules on the leaf: the effective user's, mode exactly 0700. */
+    private void checkLeaf(FileStat st) throws DirectoryRefusedException {
+        if (st.uid() != euid || !trusted(st.uid())) {
+            throw new DirectoryRefusedException(OWNER, leafShown,
+                    "owned by uid " + st.uid() + ", not the effective user " + euid);
+        }
+        if (st.permissions() != LEAF_MODE) {
+            throw new DirectoryRefusedException(MODE, leafShown,
+                    "mode " + octal(st.permissions()) + ", must be exactly 0700");
         }
     }
 

@@ -19,6 +19,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import spice.authority.os.BoundedRead;
@@ -68,6 +69,8 @@ final class PosixSecureDirectory implements SecureDirectory {
     private final DirectoryListing listing;
     /** Whether the directory is on a {@link #LOCAL_FILE_SYSTEMS local file system} (read at open). */
     private final boolean localFileSystem;
+    /** The ancestors' descriptors of the last walk that led here, for {@link #revalidate}; null once closed. */
+    private final AtomicReference<PathWalk.Chain> chain;
 
     private PosixSecureDirectory(Syscalls sys, PathWalk walk, long euid, PathWalk.Bound bound, OpenMode openMode) {
         this.sys = sys;
@@ -80,6 +83,7 @@ final class PosixSecureDirectory implements SecureDirectory {
         this.directoryFlush = new DirectoryFlush(sys, dirfd);
         this.listing = new DirectoryListing(sys, p);
         this.localFileSystem = isLocalFileSystem(sys, dirfd);
+        this.chain = new AtomicReference<>(bound.chain());
     }
 
     /** Whether {@code fd} is on a known local Linux file system; anything unknown is not. */
@@ -102,7 +106,7 @@ final class PosixSecureDirectory implements SecureDirectory {
         try {
             return new PosixSecureDirectory(sys, walk, euid, bound, mode);
         } catch (RuntimeException | Error e) {
-            sys.closeQuietly(bound.fd()); // the descriptor is ours until a directory holds it
+            bound.closeQuietly(sys); // the descriptors are ours until a directory holds them
             throw e;
         }
     }
@@ -127,17 +131,41 @@ final class PosixSecureDirectory implements SecureDirectory {
         return openMode;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>First through the ancestors' descriptors kept from the last walk ({@link
+     * PathWalk#stillLeadsTo}: one {@code fstatat} per component); when anything there differs,
+     * by a full walk from {@code /}, which decides and names the refusal.
+     */
     @Override
     public void revalidate() throws DirectoryRefusedException {
         enter();
         try {
+            PathWalk.Chain known = chain.get();
+            if (known != null && known.acquire()) {
+                try {
+                    if (walk.stillLeadsTo(known, identity)) {
+                        return;
+                    }
+                } finally {
+                    known.release();
+                }
+            }
+            // Something differs (or a call failed): the full walk decides, and reports.
             PathWalk.Bound now = walk.walk(false);
             sys.closeQuietly(now.fd());
             FileIdentity walked = now.stat().identity();
             // SECURITY: the path must still lead to the descriptor every operation uses.
             if (!walked.equals(identity)) {
+                now.chain().retire();
                 throw new DirectoryRefusedException(IDENTITY, shownPath(),
                         "now leads to " + walked + ", not the bound directory " + identity);
+            }
+            // The path leads here through other ancestors (moved and put back): prove it by them from now on.
+            PathWalk.Chain old = chain.getAndSet(now.chain());
+            if (old != null) {
+                old.retire();
             }
         } finally {
             exit();
@@ -529,7 +557,13 @@ final class PosixSecureDirectory implements SecureDirectory {
 
     @Override
     public void close() {
-        gate.close(() -> sys.closeQuietly(dirfd));
+        gate.close(() -> {
+            sys.closeQuietly(dirfd);
+            PathWalk.Chain last = chain.getAndSet(null);
+            if (last != null) {
+                last.retire();
+            }
+        });
     }
 
     private void enter() {
