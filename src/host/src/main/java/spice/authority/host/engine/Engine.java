@@ -338,8 +338,9 @@ public final class Engine implements AutoCloseable {
         // envelope would otherwise share (and abort) one import.
         synchronized (this) {
             if (!importing.add(runId)) {
-                throw new ImportRefusedException(ImportRefusedException.Reason.ALREADY_IMPORTED,
-                        "an import of run " + runId + " is already under way in this engine", null);
+                throw new ImportRefusedException(ImportRefusedException.Reason.IMPORT_IN_PROGRESS,
+                        "an import of run " + runId + " is already under way in this engine; try again once it has ended",
+                        null);
             }
         }
         try {

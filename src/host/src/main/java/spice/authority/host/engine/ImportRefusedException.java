@@ -24,8 +24,13 @@ public final class ImportRefusedException extends EngineException {
         AUTHORITY_REFUSED,
         /** Only a suspended snapshot resumes; terminal ones are inspectable only. */
         NOT_SUSPENDED,
-        /** This engine already started or imported the run ID. */
+        /** This engine already started or imported the run ID (for as long as the engine lives). */
         ALREADY_IMPORTED,
+        /**
+         * Another import of the same run is under way in this engine: try again once it has ended
+         * (it may fail, and then the run is importable again).
+         */
+        IMPORT_IN_PROGRESS,
         /** A convenience engine (or snapshot) has no compatibility identity: not importable. */
         NOT_IMPORTABLE,
         /** Compatibility or compiled identities differ from this engine's. */

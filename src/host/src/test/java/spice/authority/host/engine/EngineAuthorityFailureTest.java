@@ -420,7 +420,10 @@ class EngineAuthorityFailureTest {
             });
             assertThat(preparing.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
             assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOfSatisfying(ImportRefusedException.class,
-                    e -> assertThat(e.getMessage()).contains("already under way"));
+                    e -> {
+                        assertThat(e.reason()).isEqualTo(ImportRefusedException.Reason.IMPORT_IN_PROGRESS);
+                        assertThat(e.getMessage()).contains("already under way");
+                    });
             answer.countDown();
             Run run = first.get(10, java.util.concurrent.TimeUnit.SECONDS);
             run.runTurn();
