@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #define CONST(name) printf("%s %lld\n", #name, (long long) (name))
+#define STATX_MEMBER(m) printf("offsetof.statx.%s %zu\n", #m, offsetof(struct statx, m))
 #define MEMBER(m) do { \
         printf("offsetof.stat.%s %zu\n", #m, offsetof(struct stat, m)); \
         printf("sizeof.stat.%s %zu\n", #m, sizeof(((struct stat *) 0)->m)); \
@@ -90,5 +91,21 @@ int main(void) {
     CONST(ENOTEMPTY);
     CONST(EOPNOTSUPP);
     CONST(EDQUOT);
+#ifdef STATX_MNT_ID
+    /* Linux statx (glibc 2.28; STATX_MNT_ID from glibc 2.32) */
+    CONST(AT_EMPTY_PATH);
+    CONST(STATX_MNT_ID);
+    printf("sizeof.struct_statx %zu\n", sizeof(struct statx));
+    STATX_MEMBER(stx_mask);
+    STATX_MEMBER(stx_nlink);
+    STATX_MEMBER(stx_uid);
+    STATX_MEMBER(stx_gid);
+    STATX_MEMBER(stx_mode);
+    STATX_MEMBER(stx_ino);
+    STATX_MEMBER(stx_size);
+    STATX_MEMBER(stx_dev_major);
+    STATX_MEMBER(stx_dev_minor);
+    STATX_MEMBER(stx_mnt_id);
+#endif
     return 0;
 }

@@ -93,6 +93,9 @@ final class Libc {
         /** {@code int fstatfs(int fd, struct statfs *buf);} */
         static final MethodHandle FSTATFS = downcall("fstatfs",
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+        /** {@code int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf);} (glibc 2.28) */
+        static final MethodHandle STATX = downcall("statx",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
         /** {@code nfds_t} is {@code unsigned long} on Linux (an {@code unsigned int} on macOS). */
         static final MethodHandle POLL = downcall("poll",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
@@ -447,6 +450,51 @@ final class Libc {
                 retryOrThrow(cs, "fstatfs");
             }
             return buf.get(ValueLayout.JAVA_LONG, 0);
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageBug(t);
+        }
+    }
+
+    /** The {@code statx} fields {@link #statx} needs: type, mode, nlink, uid, gid, ino, size. */
+    private static final int STATX_NEEDED = 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x100 | 0x200;
+
+    /**
+     * Linux {@code statx(2)}, asking for the basic fields and the mount ID. The device is turned
+     * into a {@code dev_t} as glibc's {@code makedev} does, so the identity equals the one
+     * {@link #fstat} reports for the same file.
+     *
+     * @throws PosixException {@code EOPNOTSUPP} when the kernel did not fill a field the status
+     *     needs (an owner that is not known must never read as root's)
+     * @throws UnsupportedOperationException where there is no {@code statx} (macOS)
+     */
+    static Statx statx(int dirfd, String pathname, int flags) throws PosixException {
+        PosixPlatform.StatxLayout l = P.statx;
+        if (l == null) {
+            throw new UnsupportedOperationException("no statx on " + P.name);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cs = arena.allocate(CAPTURE);
+            MemorySegment path = arena.allocateFrom(pathname);
+            MemorySegment buf = arena.allocate(l.size(), 8);
+            while ((int) LinuxOnly.STATX.invokeExact(cs, dirfd, path, flags, STATX_NEEDED | P.STATX_MNT_ID, buf) != 0) {
+                retryOrThrow(cs, "statx");
+            }
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(buf.toArray(ValueLayout.JAVA_BYTE))
+                    .order(java.nio.ByteOrder.nativeOrder());
+            int mask = b.getInt(l.mask());
+            if ((mask & STATX_NEEDED) != STATX_NEEDED) {
+                throw new PosixException(P.errnoValue("EOPNOTSUPP"), "statx");
+            }
+            long major = Integer.toUnsignedLong(b.getInt(l.devMajor()));
+            long minor = Integer.toUnsignedLong(b.getInt(l.devMinor()));
+            long dev = ((major & 0xfffff000L) << 32) | ((major & 0xfffL) << 8)
+                    | ((minor & 0xffffff00L) << 12) | (minor & 0xffL);
+            FileStat stat = new FileStat(dev, b.getLong(l.ino()), Short.toUnsignedInt(b.getShort(l.mode())),
+                    Integer.toUnsignedLong(b.getInt(l.nlink())), Integer.toUnsignedLong(b.getInt(l.uid())),
+                    Integer.toUnsignedLong(b.getInt(l.gid())), b.getLong(l.fileSize()));
+            return new Statx(stat, (mask & P.STATX_MNT_ID) != 0 ? b.getLong(l.mountId()) : -1);
         } catch (PosixException e) {
             throw e;
         } catch (Throwable t) {

@@ -71,6 +71,11 @@ final class LibcSyscalls implements Syscalls {
     }
 
     @Override
+    public Statx statx(int dirfd, String pathname, int flags) throws PosixException {
+        return Libc.statx(dirfd, pathname, flags);
+    }
+
+    @Override
     public int getdents64(int fd, byte[] buf) throws PosixException {
         return Libc.getdents64(fd, buf);
     }

@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import spice.authority.os.DirectoryRefusedException;
-import spice.authority.os.FileIdentity;
 import spice.authority.os.FileNames;
 
 /**
@@ -38,18 +37,30 @@ final class PathWalk {
      * created, and the {@link Chain} of its ancestors' descriptors (owned by the caller too).
      */
     record Bound(int fd, FileStat stat, boolean createdLeaf, Chain chain) {
-        /** Closes the leaf's descriptor and gives up the chain. */
+        /** Closes the leaf's descriptor and gives up the chain (null when none was kept). */
         void closeQuietly(Syscalls sys) {
-            sys.closeQuietly(fd);
-            chain.retire();
+            try {
+                sys.closeQuietly(fd);
+            } finally {
+                if (chain != null) {
+                    chain.retire();
+                }
+            }
         }
     }
 
     /**
-     * The descriptors of the leaf's ancestors, kept open from the walk that bound them: element
-     * {@code i} is the directory holding component {@code i} ({@code /} first), with its identity.
-     * They let {@link #stillLeadsTo} prove the path again with one {@code fstatat} per component
-     * instead of an {@code openat}, an {@code fstat} and a {@code close}.
+     * The descriptors of the leaf's ancestors, kept open from the walk that bound them, and what
+     * {@code statx} said of each and of the leaf: element {@code i} is the directory holding
+     * component {@code i} ({@code /} first); the last node is the leaf's. They let
+     * {@link #stillLeadsTo} prove the path again with one {@code statx} per component instead of
+     * an {@code openat}, an {@code fstat} and a {@code close}.
+     *
+     * <p>Every node carries the mount it was reached through as well as its device and inode:
+     * a kept descriptor stays in the mount it was opened in, so a mount made over a component
+     * later (a bind mount of a directory over itself keeps device and inode) would otherwise go
+     * unseen. Kept only where the kernel reports mount IDs (Linux 5.8); elsewhere every proof is
+     * a full walk.
      *
      * <p>Reference-counted, because a walk that finds the path changed installs a new chain
      * while other threads may still be reading the old one: the descriptors are closed once the
@@ -60,14 +71,34 @@ final class PathWalk {
     static final class Chain {
         private final Syscalls sys;
         private final int[] fds;
-        private final FileIdentity[] identities;
+        private final Statx[] nodes;
         /** The owner's reference plus one per reader; 0 once closed. */
         private final AtomicInteger refs = new AtomicInteger(1);
 
-        private Chain(Syscalls sys, int[] fds, FileIdentity[] identities) {
+        private Chain(Syscalls sys, int[] fds, Statx[] nodes) {
             this.sys = sys;
             this.fds = fds;
-            this.identities = identities;
+            this.nodes = nodes;
+        }
+
+        /**
+         * A chain over {@code fds} (which it then owns) and the leaf {@code leafFd} (which it does
+         * not), or null when {@code statx} cannot describe one of them with its mount: then the
+         * caller still owns {@code fds}.
+         */
+        static Chain of(Syscalls sys, int emptyPath, int[] fds, int leafFd) {
+            Statx[] nodes = new Statx[fds.length + 1];
+            try {
+                for (int i = 0; i <= fds.length; i++) {
+                    nodes[i] = sys.statx(i < fds.length ? fds[i] : leafFd, "", emptyPath);
+                    if (nodes[i].mountId() < 0) {
+                        return null;
+                    }
+                }
+            } catch (PosixException | UnsupportedOperationException e) {
+                return null;
+            }
+            return new Chain(sys, fds, nodes);
         }
 
         /** Takes a reader's reference; false once the chain is closed. */
@@ -83,11 +114,24 @@ final class PathWalk {
             }
         }
 
-        /** Gives back a reader's reference (the last one closes the descriptors). */
+        /** Gives back a reader's reference (the last one closes every descriptor, whatever fails). */
         void release() {
             if (refs.decrementAndGet() == 0) {
-                for (int fd : fds) {
-                    sys.closeQuietly(fd);
+                closeFrom(0);
+            }
+        }
+
+        private void closeFrom(int i) {
+            for (; i < fds.length; i++) {
+                try {
+                    sys.closeQuietly(fds[i]);
+                } catch (RuntimeException | Error e) {
+                    try {
+                        closeFrom(i + 1);
+                    } catch (RuntimeException | Error later) {
+                        e.addSuppressed(later);
+                    }
+                    throw e;
                 }
             }
         }
@@ -184,7 +228,6 @@ final class PathWalk {
     Bound walk(boolean create) throws DirectoryRefusedException {
         int fd = -1;
         int[] ancestors = new int[components.size()];
-        FileIdentity[] identities = new FileIdentity[components.size()];
         int held = 0;
         boolean ok = false;
         try {
@@ -228,8 +271,9 @@ final class PathWalk {
                         throw classify(fd, name, shown, leaf, e2);
                     }
                 }
-                ancestors[held] = fd;
-                identities[held++] = st.identity();
+                // The parent goes to the kept ancestors, with nothing that allocates in between, so that
+                // every descriptor has exactly one owner whatever is thrown.
+                ancestors[held++] = fd;
                 fd = child;
 
                 st = stat(fd, shown);
@@ -245,8 +289,15 @@ final class PathWalk {
                 parentShown = shown;
             }
             checkLeaf(st);
+            Chain chain = Chain.of(sys, p.AT_EMPTY_PATH, ancestors, fd);
+            if (chain == null) {
+                for (; held > 0; held--) {
+                    sys.closeQuietly(ancestors[held - 1]);
+                }
+            }
+            Bound bound = new Bound(fd, st, created, chain);
             ok = true;
-            return new Bound(fd, st, created, new Chain(sys, ancestors, identities));
+            return bound;
         } finally {
             if (!ok) {
                 if (fd >= 0) {
@@ -261,38 +312,39 @@ final class PathWalk {
 
     /**
      * Proves the path again through {@code chain}: {@code /} is still the chain's first directory,
-     * each component is still, by name and without following a symbolic link, the next directory
-     * of the chain and finally {@code leaf}, and the ownership and permission rules of
-     * {@link #walk} hold for every pair. One {@code fstatat} per component, nothing opened.
+     * and each component is still, by name and without following a symbolic link, the next
+     * directory of the chain and finally its leaf (same device, inode and mount), and the
+     * ownership and permission rules of {@link #walk} hold for every pair. One {@code statx} per
+     * component, nothing opened.
      *
      * <p>True only when everything holds. False when anything differs or a call fails: the caller
      * then walks the path afresh ({@link #walk}), whose verdict (and error) stands. The answer is
-     * what the walk would have found: the same directories, judged by the same rules.
+     * what the walk would have found, with one difference: a look-up by name needs only search
+     * permission on the parent where the walk's open needs read permission too, so an ancestor
+     * made unreadable (mode 0711, owner and rules unchanged) refuses the walk but not this proof.
+     * Permission bits are not among the rules; ownership and write access are, and they hold.
      *
      * @param chain acquired by the caller for the duration of the call
      */
-    boolean stillLeadsTo(Chain chain, FileIdentity leaf) {
+    boolean stillLeadsTo(Chain chain) {
         try {
-            FileStat st = sys.fstatat(p.AT_FDCWD, "/", 0);
-            if (!st.identity().equals(chain.identities[0])) {
-                return false; // a different root (chroot): let the walk decide
+            Statx at = sys.statx(p.AT_FDCWD, "/", 0);
+            if (!at.sameFileAndMount(chain.nodes[0])) {
+                return false; // another root (chroot, or a mount over it): let the walk decide
             }
-            String parentShown = "/";
             for (int i = 0; i < components.size(); i++) {
-                boolean shared = checkParent(st, parentShown);
+                boolean shared = checkParent(at.stat(), leafShown); // never shown: the walk reports
                 // SECURITY: AT_SYMLINK_NOFOLLOW: a component replaced by a symbolic link is itself
                 // judged (not a directory), never followed.
-                st = sys.fstatat(chain.fds[i], components.get(i), p.AT_SYMLINK_NOFOLLOW);
-                FileIdentity expected = i + 1 < components.size() ? chain.identities[i + 1] : leaf;
-                if (!st.isDirectory() || !st.identity().equals(expected)) {
+                at = sys.statx(chain.fds[i], components.get(i), p.AT_SYMLINK_NOFOLLOW);
+                if (!at.stat().isDirectory() || !at.sameFileAndMount(chain.nodes[i + 1])) {
                     return false;
                 }
-                parentShown = leafShown; // never shown: any refusal here is the walk's to report
-                checkChild(st, parentShown, shared);
+                checkChild(at.stat(), leafShown, shared);
             }
-            checkLeaf(st);
+            checkLeaf(at.stat());
             return true;
-        } catch (PosixException | DirectoryRefusedException e) {
+        } catch (PosixException | DirectoryRefusedException | UnsupportedOperationException e) {
             return false;
         }
     }

@@ -19,6 +19,13 @@ final class PosixPlatform {
     /** Layout of one {@code struct stat} field. */
     record Field(int offset, int size) {}
 
+    /**
+     * Offsets in Linux's {@code struct statx} (the same on every architecture), of the members
+     * {@link Libc#statx} reads, and the size of the struct.
+     */
+    record StatxLayout(int size, int mask, int nlink, int uid, int gid, int mode, int ino, int fileSize,
+                       int devMajor, int devMinor, int mountId) {}
+
     private static final Map<String, PosixPlatform> TABLES = Map.of(
             "linux-x86_64", linuxX8664(),
             "linux-aarch64", linuxAarch64(),
@@ -112,6 +119,11 @@ final class PosixPlatform {
 
     /** {@code SYS_getdents64} of {@code <sys/syscall.h>}; -1 where there is none (macOS). */
     final long SYS_getdents64;
+    /** {@code AT_EMPTY_PATH} and {@code STATX_MNT_ID}; -1 where there is no {@code statx} (macOS). */
+    final int AT_EMPTY_PATH;
+    final int STATX_MNT_ID;
+    /** Linux's {@code struct statx}; null where there is none (macOS). */
+    final StatxLayout statx;
     /** Offsets in {@code struct linux_dirent64}: {@code d_reclen} (u16) and {@code d_name}. */
     final int direntReclen;
     final int direntName;
@@ -130,6 +142,14 @@ final class PosixPlatform {
         this.constants = Map.copyOf(constants);
         statSize = i("sizeof.struct_stat");
         stDev = field("st_dev");
+        AT_EMPTY_PATH = Math.toIntExact(constants.getOrDefault("AT_EMPTY_PATH", -1L));
+        STATX_MNT_ID = Math.toIntExact(constants.getOrDefault("STATX_MNT_ID", -1L));
+        statx = constants.containsKey("sizeof.struct_statx")
+                ? new StatxLayout(i("sizeof.struct_statx"), i("offsetof.statx.stx_mask"), i("offsetof.statx.stx_nlink"),
+                        i("offsetof.statx.stx_uid"), i("offsetof.statx.stx_gid"), i("offsetof.statx.stx_mode"),
+                        i("offsetof.statx.stx_ino"), i("offsetof.statx.stx_size"), i("offsetof.statx.stx_dev_major"),
+                        i("offsetof.statx.stx_dev_minor"), i("offsetof.statx.stx_mnt_id"))
+                : null;
         stIno = field("st_ino");
         stMode = field("st_mode");
         stNlink = field("st_nlink");
@@ -388,6 +408,20 @@ final class PosixPlatform {
         m.put("EOPNOTSUPP", 95L);
         m.put("EDQUOT", 122L);
         m.put("sizeof.mode_t", 4L);
+        // statx (Linux 4.11; the mount ID since 5.8): one layout on every architecture.
+        m.put("AT_EMPTY_PATH", 0x1000L);
+        m.put("STATX_MNT_ID", 0x1000L);
+        m.put("sizeof.struct_statx", 256L);
+        m.put("offsetof.statx.stx_mask", 0L);
+        m.put("offsetof.statx.stx_nlink", 16L);
+        m.put("offsetof.statx.stx_uid", 20L);
+        m.put("offsetof.statx.stx_gid", 24L);
+        m.put("offsetof.statx.stx_mode", 28L);
+        m.put("offsetof.statx.stx_ino", 32L);
+        m.put("offsetof.statx.stx_size", 40L);
+        m.put("offsetof.statx.stx_dev_major", 136L);
+        m.put("offsetof.statx.stx_dev_minor", 140L);
+        m.put("offsetof.statx.stx_mnt_id", 144L);
         return m;
     }
 

@@ -135,8 +135,10 @@ final class PosixSecureDirectory implements SecureDirectory {
      * {@inheritDoc}
      *
      * <p>First through the ancestors' descriptors kept from the last walk ({@link
-     * PathWalk#stillLeadsTo}: one {@code fstatat} per component); when anything there differs,
-     * by a full walk from {@code /}, which decides and names the refusal.
+     * PathWalk#stillLeadsTo}: one {@code statx} per component, where the kernel reports mount
+     * IDs); when anything there differs, by a full walk from {@code /}, which decides and names
+     * the refusal. A chain is replaced only by a walk that led to this directory; after a
+     * refusal the old one stays (and keeps its directories alive) until the path is restored.
      */
     @Override
     public void revalidate() throws DirectoryRefusedException {
@@ -145,27 +147,36 @@ final class PosixSecureDirectory implements SecureDirectory {
             PathWalk.Chain known = chain.get();
             if (known != null && known.acquire()) {
                 try {
-                    if (walk.stillLeadsTo(known, identity)) {
+                    if (walk.stillLeadsTo(known)) {
                         return;
                     }
                 } finally {
                     known.release();
                 }
             }
-            // Something differs (or a call failed): the full walk decides, and reports.
+            // Something differs (or a call failed, or no chain is kept): the full walk decides, and reports.
             PathWalk.Bound now = walk.walk(false);
-            sys.closeQuietly(now.fd());
-            FileIdentity walked = now.stat().identity();
-            // SECURITY: the path must still lead to the descriptor every operation uses.
-            if (!walked.equals(identity)) {
-                now.chain().retire();
-                throw new DirectoryRefusedException(IDENTITY, shownPath(),
-                        "now leads to " + walked + ", not the bound directory " + identity);
-            }
-            // The path leads here through other ancestors (moved and put back): prove it by them from now on.
-            PathWalk.Chain old = chain.getAndSet(now.chain());
-            if (old != null) {
-                old.retire();
+            PathWalk.Chain fresh = now.chain();
+            boolean installed = false;
+            try {
+                sys.closeQuietly(now.fd());
+                FileIdentity walked = now.stat().identity();
+                // SECURITY: the path must still lead to the descriptor every operation uses.
+                if (!walked.equals(identity)) {
+                    throw new DirectoryRefusedException(IDENTITY, shownPath(),
+                            "now leads to " + walked + ", not the bound directory " + identity);
+                }
+                // The proof goes through the ancestors just walked from now on (they differ when the
+                // directory was moved into a new one and the path leads to it again).
+                PathWalk.Chain old = chain.getAndSet(fresh);
+                installed = true;
+                if (old != null) {
+                    old.retire();
+                }
+            } finally {
+                if (!installed && fresh != null) {
+                    fresh.retire();
+                }
             }
         } finally {
             exit();
@@ -558,10 +569,13 @@ final class PosixSecureDirectory implements SecureDirectory {
     @Override
     public void close() {
         gate.close(() -> {
-            sys.closeQuietly(dirfd);
-            PathWalk.Chain last = chain.getAndSet(null);
-            if (last != null) {
-                last.retire();
+            try {
+                sys.closeQuietly(dirfd);
+            } finally {
+                PathWalk.Chain last = chain.getAndSet(null);
+                if (last != null) {
+                    last.retire();
+                }
             }
         });
     }

@@ -48,6 +48,14 @@ interface Syscalls {
      */
     long filesystemType(int fd) throws PosixException;
 
+    /**
+     * Linux {@code statx(2)}: the status and the mount ID of {@code pathname} relative to
+     * {@code dirfd}.
+     *
+     * @throws UnsupportedOperationException where the platform has no {@code statx}
+     */
+    Statx statx(int dirfd, String pathname, int flags) throws PosixException;
+
     /** {@code fsync(2)}. */
     void fsync(int fd) throws PosixException;
 

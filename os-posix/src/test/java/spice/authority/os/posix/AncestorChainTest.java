@@ -2,6 +2,7 @@ package spice.authority.os.posix;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import static spice.authority.os.DirectoryRefusedException.Category.IDENTITY;
 import static spice.authority.os.DirectoryRefusedException.Category.MISSING;
 import static spice.authority.os.DirectoryRefusedException.Category.OWNER;
 import static spice.authority.os.posix.Refusals.assertRefused;
@@ -85,7 +86,7 @@ class AncestorChainTest {
                 d.revalidate();
                 d.revalidate();
                 // "/" itself, then every component by name in its parent's kept descriptor
-                assertThat(rec.take()).containsOnly("fstatat").hasSize(2 * (components(leaf) + 1));
+                assertThat(rec.take()).containsOnly("statx").hasSize(2 * (components(leaf) + 1));
             }
             assertThat(rec.failures).isEmpty();
         }
@@ -112,7 +113,7 @@ class AncestorChainTest {
                 assertThat(openFds()).as("the old ancestors' descriptors were given back").hasSameSizeAs(bound);
 
                 d.revalidate();
-                assertThat(rec.take()).as("proved through the new ancestor").containsOnly("fstatat");
+                assertThat(rec.take()).as("proved through the new ancestor").containsOnly("statx");
 
                 // The old ancestor may go: nothing refers to it any more.
                 TestTree.deleteTree(tree.resolve("a/old"));
@@ -123,6 +124,55 @@ class AncestorChainTest {
             assertThat(openFds()).as("close gives back the leaf and every ancestor").isEqualTo(before);
             assertThat(rec.failures).as("only the write's look for a target not there yet")
                     .containsExactly("fstatat: fstatat: ENOENT");
+        }
+    }
+
+    @Test
+    void ancestorReplacedWithALookAlikeTree_refusedAsIdentity_descriptorsUnchanged() throws Exception {
+        try (TestTree tree = TestTree.create()) {
+            tree.dir("a/b", 0755);
+            Path leaf = tree.resolve("a/b/auth");
+            try (PosixSecureDirectory d = PosixSecureDirectory.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE, Syscalls.LIBC)) {
+                d.revalidate();
+                Set<String> bound = openFds();
+                // The leaf stays behind in the old "a"; the path now leads to a look-alike: every
+                // kept link below the replaced ancestor still holds, only the replaced one differs.
+                Files.move(tree.resolve("a"), tree.resolve("old"));
+                tree.dir("a/b/auth", 0755);
+                TestLibc.chmod(tree.resolve("a/b/auth"), 0700);
+                for (int i = 0; i < 3; i++) {
+                    assertRefused(tree, IDENTITY, leaf, d::revalidate);
+                }
+                assertThat(openFds()).isEqualTo(bound);
+                TestTree.deleteTree(tree.resolve("a"));
+                Files.move(tree.resolve("old"), tree.resolve("a"));
+                d.revalidate();
+                assertThat(openFds()).hasSameSizeAs(bound);
+            }
+        }
+    }
+
+    /**
+     * A kept descriptor stays in the mount it was opened in. In a private mount namespace, a
+     * directory whose subdirectory is another mount is bind-mounted over itself (non-recursive):
+     * device and inode of every component stay the same, but the path no longer reaches the
+     * leaf, and the proof must say so.
+     */
+    @Test
+    void mountOverAnAncestor_refusedThoughDeviceAndInodeStayTheSame() throws Exception {
+        assumeTrue(TestTree.isRoot(), "needs root for a mount namespace and mounts");
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/unshare")), "needs unshare(1)");
+        try (TestTree tree = TestTree.create(); ChildJvm child = new ChildJvm()) {
+            Path srv = tree.dir("srv", 0755);
+            String script = "set -e; mount -t tmpfs -o mode=0755 none '" + srv + "'; mkdir -m 0755 '" + srv + "/x'; "
+                    + "mount -t tmpfs -o mode=0755 none '" + srv + "/x'; exec \"$0\" \"$@\"";
+            List<String> probe = child.probeCommand("remount", srv + "/x/auth", srv.toString());
+            List<String> cmd = new ArrayList<>(List.of("/usr/bin/unshare", "-m", "--propagation", "private",
+                    "sh", "-c", script));
+            cmd.addAll(probe);
+            ChildJvm.Result r = ChildJvm.run(null, null, cmd);
+            assertThat(r.out().lines().toList()).as(r.toString())
+                    .containsExactly("OK", "REFUSED MISSING " + srv + "/x/auth");
         }
     }
 
@@ -155,7 +205,7 @@ class AncestorChainTest {
             assertThat(chain.size()).isEqualTo(components(leaf));
             assertThat(chain.acquire()).isTrue();
             chain.retire();
-            assertThat(walk.stillLeadsTo(chain, bound.stat().identity())).as("a reader keeps it open").isTrue();
+            assertThat(walk.stillLeadsTo(chain)).as("a reader keeps it open").isTrue();
             chain.release();
             assertThat(chain.acquire()).as("closed: no new reader").isFalse();
         }

@@ -60,11 +60,16 @@ final class ChildJvm implements AutoCloseable {
 
     /** Runs ProbeMain; {@code uid} null keeps ours, {@code umask} null keeps ours. */
     Result probe(Integer uid, String umask, String... args) {
+        return run(uid, umask, probeCommand(args));
+    }
+
+    /** The command line that runs ProbeMain with {@code args} (to run under a wrapper of one's own). */
+    List<String> probeCommand(String... args) {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-XX:-UsePerfData", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-Xss512k",
                 "--enable-native-access=ALL-UNNAMED", "-cp", classpath, ProbeMain.class.getName()));
         cmd.addAll(List.of(args));
-        return run(uid, umask, cmd);
+        return cmd;
     }
 
     Process start(Integer uid, String... args) throws IOException {

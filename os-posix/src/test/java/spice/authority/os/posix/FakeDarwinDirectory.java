@@ -243,6 +243,11 @@ class FakeDarwinDirectory implements Syscalls {
     }
 
     @Override
+    public Statx statx(int dirfd, String pathname, int flags) {
+        throw new UnsupportedOperationException("macOS has no statx");
+    }
+
+    @Override
     public long geteuid() {
         return 501;
     }

@@ -226,6 +226,11 @@ final class FaultySyscalls implements Syscalls {
     }
 
     @Override
+    public Statx statx(int dirfd, String pathname, int flags) throws PosixException {
+        return real.statx(dirfd, pathname, flags);
+    }
+
+    @Override
     public int getdents64(int fd, byte[] buf) throws PosixException {
         return call(Call.GETDENTS, "getdents64", () -> real.getdents64(fd, buf));
     }

@@ -281,6 +281,11 @@ class GroupCommitTest {
         }
 
         @Override
+        public Statx statx(int dirfd, String pathname, int flags) throws PosixException {
+            return real.statx(dirfd, pathname, flags);
+        }
+
+        @Override
         public long fdopendir(int fd) throws PosixException {
             return real.fdopendir(fd);
         }

@@ -81,6 +81,34 @@ class LibcTest {
     }
 
     @Test
+    @org.junit.jupiter.api.condition.EnabledOnOs(org.junit.jupiter.api.condition.OS.LINUX)
+    void statx_reportsWhatFstatatDoes_andTheMount() throws Exception {
+        Path f = Files.createTempFile("spice-libc-", ".bin");
+        try {
+            Files.write(f, new byte[77]);
+            for (Path p : List.of(f, f.getParent(), Path.of("/"), Path.of("/proc"))) {
+                Statx x = Libc.statx(P.AT_FDCWD, p.toString(), P.AT_SYMLINK_NOFOLLOW);
+                assertThat(x.stat()).as(p.toString()).isEqualTo(Libc.fstatat(P.AT_FDCWD, p.toString(), P.AT_SYMLINK_NOFOLLOW));
+                assertThat(x.mountId()).as("this kernel reports mount IDs").isPositive();
+            }
+            int fd = Libc.openat(P.AT_FDCWD, f.toString(), P.O_RDONLY, 0);
+            try {
+                Statx byFd = Libc.statx(fd, "", P.AT_EMPTY_PATH);
+                assertThat(byFd.sameFileAndMount(Libc.statx(P.AT_FDCWD, f.toString(), 0))).isTrue();
+            } finally {
+                Libc.close(fd);
+            }
+            // /proc is another mount than /: another mount ID, so never the same node
+            Statx root = Libc.statx(P.AT_FDCWD, "/", 0);
+            Statx proc = Libc.statx(P.AT_FDCWD, "/proc", 0);
+            assertThat(proc.mountId()).isNotEqualTo(root.mountId());
+            assertThat(proc.sameFileAndMount(root)).isFalse();
+        } finally {
+            Files.delete(f);
+        }
+    }
+
+    @Test
     void openDirectoryNoFollow_onSymlink_failsWithEnotdirNotEloop() throws Exception {
         Path d = Files.createTempDirectory("spice-libc-");
         try {

@@ -19,6 +19,8 @@ import spice.authority.os.StableLock;
  * exercise PATH          init, write a record, lock   -> OK
  * read PATH NAME         validate only, read NAME     -> OK &lt;content&gt;
  * hold PATH NAME         lock NAME, print LOCKED NAME, hold until stdin closes
+ * remount PATH DIR       open PATH and revalidate, bind-mount DIR over itself (needs a private
+ *                        mount namespace), revalidate again -> OK, then OK or REFUSED ...
  * </pre>
  * A refusal prints {@code REFUSED <CATEGORY> <component>} and exits 1.
  */
@@ -62,6 +64,18 @@ public final class ProbeMain {
                         while (System.in.read() >= 0) {
                             // hold until the parent closes our stdin
                         }
+                    }
+                }
+                case "remount" -> {
+                    try (SecureDirectory d = SecureDirectories.provider().open(path, OpenMode.CREATE_OR_VALIDATE)) {
+                        d.revalidate();
+                        System.out.println("OK");
+                        Process mount = new ProcessBuilder("mount", "--bind", args[2], args[2]).inheritIO().start();
+                        if (mount.waitFor() != 0) {
+                            throw new IllegalStateException("mount --bind failed");
+                        }
+                        d.revalidate();
+                        System.out.println("OK");
                     }
                 }
                 default -> throw new IllegalArgumentException(op);
