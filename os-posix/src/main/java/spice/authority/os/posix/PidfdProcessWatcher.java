@@ -205,9 +205,26 @@ final class PidfdProcessWatcher implements ProcessWatcher {
                 throw e;
             }
             w.fd = fd;
-            registered.put(fd, w);
+            try {
+                registered.put(fd, w);
+            } catch (RuntimeException | Error e) {
+                w.fd = -1;
+                closeQuietly(fd); // e.g. no memory for the map's entry: the pidfd must not leak
+                throw e;
+            }
         }
-        wake();
+        try {
+            wake();
+        } catch (RuntimeException | Error e) {
+            // The caller gets no watch: take this one back, or its pidfd would stay registered
+            // and fire for a session that was never opened.
+            try {
+                w.close();
+            } catch (RuntimeException | Error again) {
+                e.addSuppressed(again);
+            }
+            throw e;
+        }
         return w;
     }
 

@@ -31,6 +31,7 @@ import spice.authority.app.view.InspectView;
 import spice.authority.app.runtime.ServeContext;
 import spice.authority.app.session.ImportTx;
 import spice.authority.app.session.Session;
+import spice.authority.app.session.SessionException;
 import spice.authority.app.session.SessionRegistry;
 import spice.authority.app.text.LogText;
 import spice.authority.app.view.JsonTree;
@@ -99,6 +100,24 @@ public class ApiResources {
     @FunctionalInterface
     private interface AuthorityCall<T> {
         T run() throws AuthorityException;
+    }
+
+    /**
+     * {@link #counted} for a call on a lease. A lease that another request of the session ended
+     * while this one waited (a release, or a terminal sign) refuses the call before it writes
+     * anything; that is "not owned any more" ({@code 409 state_conflict}), not "the helper is
+     * closing", which stays the answer only while the authority really closes.
+     */
+    private <T> T onLease(ActiveRun run, String kind, AuthorityCall<T> call) throws AuthorityException {
+        try {
+            return counted(kind, call);
+        } catch (AuthorityException.Closed e) {
+            if (run.isClosed() && "open".equals(authority().state())) {
+                throw new SessionException.NotOwned("run " + run.runId() + ": its lease ended while this call waited "
+                        + "(released, or ended by another request of this session); nothing was written");
+            }
+            throw e;
+        }
     }
 
     // ---- sessions ---------------------------------------------------------------------------
@@ -335,12 +354,12 @@ public class ApiResources {
         ActiveRun run = lease.get();
         ActiveRun.Sealed sealed;
         try {
-            sealed = counted(snapshot.status().isTerminal() ? "sign_terminal" : "sign_suspended",
+            sealed = onLease(run, snapshot.status().isTerminal() ? "sign_terminal" : "sign_suspended",
                     () -> run.seal(snapshot, Cancellation.none()));
         } finally {
             if (run.isClosed()) {
                 // Terminal: the lease ended with the tombstone, even when building the answer failed.
-                sessions.forget(s, runId);
+                sessions.forget(s, run);
             }
         }
         LOG.info("run " + LogText.of(runId) + " signed " + snapshot.status().wire() + " at sequence "
@@ -366,7 +385,7 @@ public class ApiResources {
         Session s = caller.get();
         requireRunId(runId);
         ActiveRun run = sessions.leaseOf(s, runId);
-        counted("resume", () -> {
+        onLease(run, "resume", () -> {
             run.resume(Cancellation.none());
             return null;
         });

@@ -31,6 +31,15 @@ public class SessionFilter {
         if (id == null) {
             id = request.getHeaderString(HEADER);
         }
-        caller.resolved(sessions.require(id, TransportGuard.peerPid(rc)));
+        spice.authority.app.session.Session s;
+        try {
+            s = sessions.require(id, TransportGuard.peerPid(rc));
+        } catch (Error e) {
+            // The method never ran: the call was refused before it could change anything, so the
+            // answer is retryable, never the "uncertain" of a mutating call that failed while it ran.
+            throw new spice.authority.app.session.SessionException.Unavailable("the call was not run: checking its session failed ("
+                    + e.getClass().getSimpleName() + "); retry");
+        }
+        caller.resolved(s);
     }
 }

@@ -65,6 +65,11 @@ public class SessionRegistry {
      * @param fromPeerCredentials the pid came from the socket's peer credentials
      */
     public Session open(long pid, boolean fromPeerCredentials) {
+        // SECURITY: a declared host (TCP) must be below init, as a declared ancestor must be on a
+        // socket: a session bound to init (or a container's first process) would never end.
+        if (!fromPeerCredentials && pid <= 1) {
+            throw new SessionException.NotHost("process " + pid + " cannot host a session: not a process of this user below init");
+        }
         try {
             return openChecked(processes(), pid, fromPeerCredentials);
         } catch (ProcessWatchException e) {
@@ -303,12 +308,39 @@ public class SessionRegistry {
             run.close();
             throw new SessionException.UnknownSession("session closed while the call ran; the run was released");
         }
-        s.runs.put(run.runId(), run);
-        runOwners.put(run.runId(), s);
+        try {
+            s.runs.put(run.runId(), run);
+            runOwners.put(run.runId(), s);
+        } catch (RuntimeException | Error e) {
+            // Not recorded (say, out of memory): a lease nobody refers to would keep the run's lock
+            // until the helper restarts. Released, the run is as its last durable record says.
+            s.runs.remove(run.runId(), run);
+            runOwners.remove(run.runId(), s);
+            closeAfter(run, e);
+            throw e;
+        }
         // RACE: as in addImport: close() marks before it walks s.runs, so the lease is released by
         // that walk or by this re-check (release is idempotent), never by neither.
         if (s.isClosed()) {
             release(s, run.runId());
+        }
+    }
+
+    /** Releases a lease that could not be recorded; what that throws is attached to {@code cause}. */
+    private static void closeAfter(ActiveRun run, Throwable cause) {
+        try {
+            run.close();
+        } catch (AuthorityException.Uncertain | RuntimeException | Error e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    /** Aborts an import that could not be recorded; what that throws is attached to {@code cause}. */
+    private static void abortAfter(RunImport imp, Throwable cause) {
+        try {
+            imp.abort();
+        } catch (AuthorityException.Uncertain | AuthorityException.State | RuntimeException | Error e) {
+            cause.addSuppressed(e);
         }
     }
 
@@ -381,10 +413,15 @@ public class SessionRegistry {
         return run == null || run.isClosed() ? Optional.empty() : Optional.of(run);
     }
 
-    /** Drops the session's record of {@code runId} after the lease ended (terminal, release). */
-    public void forget(Session s, String runId) {
-        s.runs.remove(runId);
-        runOwners.remove(runId, s);
+    /**
+     * Drops the session's record of {@code run} after that lease ended (terminal). Only that
+     * lease: by then the session may hold a newer one of the same run (released and imported
+     * again meanwhile), which stays recorded.
+     */
+    public void forget(Session s, ActiveRun run) {
+        if (s.runs.remove(run.runId(), run)) {
+            runOwners.remove(run.runId(), s);
+        }
     }
 
     /** Releases the session's lease on {@code runId} without writing. */
@@ -397,9 +434,19 @@ public class SessionRegistry {
     }
 
     public ImportTx addImport(Session s, RunImport imp, Envelope envelope) {
-        ImportTx tx = new ImportTx(newId(), s, imp, ImportTx.digestOf(envelope));
-        s.imports.put(tx.id(), tx);
-        imports.put(tx.id(), tx);
+        ImportTx tx;
+        try {
+            tx = new ImportTx(newId(), s, imp, ImportTx.digestOf(envelope));
+            s.imports.put(tx.id(), tx);
+            imports.put(tx.id(), tx);
+        } catch (RuntimeException | Error e) {
+            // Not recorded (say, out of memory digesting a large envelope): an import nobody refers
+            // to would keep the run's lock until the helper restarts. Nothing was consumed: abort.
+            s.imports.values().removeIf(t -> t.runImport() == imp);
+            imports.values().removeIf(t -> t.runImport() == imp);
+            abortAfter(imp, e);
+            throw e;
+        }
         // RACE: the exit watcher may close the session at any moment. close() marks the session
         // closed before it walks its maps, so either that walk sees the entry just added, or this
         // re-check sees the mark; both may act, and removeImport and abort are idempotent.

@@ -475,7 +475,7 @@ class SessionStartTimeRecheckTest {
         }
     }
 
-    private static final class Config implements HelperConfig {
+    static final class Config implements HelperConfig {
         @Override
         public Duration drainTimeout() {
             return Duration.ofSeconds(10);
