@@ -208,6 +208,7 @@ final class PidfdProcessWatcher implements ProcessWatcher {
             try {
                 registered.put(fd, w);
             } catch (RuntimeException | Error e) {
+                registered.remove(fd, w); // a HashMap may fail growing after the entry went in
                 w.fd = -1;
                 closeQuietly(fd); // e.g. no memory for the map's entry: the pidfd must not leak
                 throw e;

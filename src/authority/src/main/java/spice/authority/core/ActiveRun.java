@@ -174,8 +174,11 @@ public final class ActiveRun implements AutoCloseable {
         StableLock l = lock;
         lock = null;
         if (l != null) {
-            l.close();
-            store.releaseLease();
+            try {
+                l.close();
+            } finally {
+                store.releaseLease(); // even past an Error: the authority's shutdown waits for every lease
+            }
         }
     }
 

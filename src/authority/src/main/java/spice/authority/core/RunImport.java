@@ -139,8 +139,11 @@ public final class RunImport implements AutoCloseable {
         StableLock l = lock;
         lock = null;
         if (l != null) {
-            l.close();
-            store.releaseLease();
+            try {
+                l.close();
+            } finally {
+                store.releaseLease(); // even past an Error: the authority's shutdown waits for every lease
+            }
         }
         if (consumed || uncertain) {
             throw new AuthorityException.Uncertain("import of run " + runId + " was aborted after its consume point; "

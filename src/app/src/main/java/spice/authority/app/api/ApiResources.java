@@ -402,8 +402,7 @@ public class ApiResources {
             throws AuthorityException {
         Session s = caller.get();
         requireRunId(runId);
-        sessions.leaseOf(s, runId);
-        sessions.release(s, runId);
+        sessions.release(s, sessions.leaseOf(s, runId));
         return Response.noContent().build();
     }
 

@@ -15,6 +15,7 @@ import spice.authority.app.session.SessionRegistry;
  * <p>It runs where the method runs (a worker thread: the liveness checks read {@code /proc}).
  */
 public class SessionFilter {
+    private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(SessionFilter.class);
     /** The header that names the session of a mutating call. */
     static final String HEADER = "Spice-Session";
 
@@ -34,9 +35,12 @@ public class SessionFilter {
         spice.authority.app.session.Session s;
         try {
             s = sessions.require(id, TransportGuard.peerPid(rc));
-        } catch (Error e) {
-            // The method never ran: the call was refused before it could change anything, so the
+        } catch (VirtualMachineError e) {
+            // Out of memory (or stack) while the session was checked: the method never ran, so the
             // answer is retryable, never the "uncertain" of a mutating call that failed while it ran.
+            // (A dead host's session may have been closed on the way: that is its death's doing,
+            // not this call's.) Other Errors are bugs, answered by the fatal mapper.
+            LOG.errorf("%s while checking a session; the call was not run", e.getClass().getName());
             throw new spice.authority.app.session.SessionException.Unavailable("the call was not run: checking its session failed ("
                     + e.getClass().getSimpleName() + "); retry");
         }

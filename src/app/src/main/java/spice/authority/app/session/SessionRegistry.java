@@ -309,8 +309,9 @@ public class SessionRegistry {
             throw new SessionException.UnknownSession("session closed while the call ran; the run was released");
         }
         try {
-            s.runs.put(run.runId(), run);
+            // The owner first: a release that finds the lease in s.runs always finds its owner too.
             runOwners.put(run.runId(), s);
+            s.runs.put(run.runId(), run);
         } catch (RuntimeException | Error e) {
             // Not recorded (say, out of memory): a lease nobody refers to would keep the run's lock
             // until the helper restarts. Released, the run is as its last durable record says.
@@ -322,7 +323,7 @@ public class SessionRegistry {
         // RACE: as in addImport: close() marks before it walks s.runs, so the lease is released by
         // that walk or by this re-check (release is idempotent), never by neither.
         if (s.isClosed()) {
-            release(s, run.runId());
+            release(s, run);
         }
     }
 
@@ -424,13 +425,15 @@ public class SessionRegistry {
         }
     }
 
-    /** Releases the session's lease on {@code runId} without writing. */
-    public void release(Session s, String runId) throws AuthorityException.Uncertain {
-        ActiveRun run = s.runs.remove(runId);
-        runOwners.remove(runId, s);
-        if (run != null) {
-            run.close();
+    /**
+     * Releases the session's lease {@code run} without writing, and drops its record: that lease
+     * only, never a newer one of the same run (a repeated release racing a new start or import).
+     */
+    public void release(Session s, ActiveRun run) throws AuthorityException.Uncertain {
+        if (s.runs.remove(run.runId(), run)) {
+            runOwners.remove(run.runId(), s);
         }
+        run.close();
     }
 
     public ImportTx addImport(Session s, RunImport imp, Envelope envelope) {
@@ -501,24 +504,24 @@ public class SessionRegistry {
             return;
         }
         sessions.remove(s.id());
-        ProcessWatcher.Watch w = s.watch;
-        if (w != null) {
-            w.close();
-        }
-        for (String runId : s.runs.keySet().toArray(String[]::new)) {
+        // Every lease and import is let go whatever fails on the way (an Error included): a step
+        // skipped would keep a run's lock with nothing left to release it (the session is marked
+        // closed and gone from the registry). The first failure is thrown once all are done.
+        Throwable failure = null;
+        for (ActiveRun run : s.runs.values().toArray(ActiveRun[]::new)) {
             try {
-                release(s, runId);
-                LOG.infof("run %s released: %s", LogText.of(runId), reason);
+                release(s, run);
+                LOG.infof("run %s released: %s", LogText.of(run.runId()), reason);
             } catch (AuthorityException.Uncertain e) {
-                LOG.warnf("run %s released while uncertain: %s", LogText.of(runId), reason);
-            } catch (RuntimeException e) {
-                // One failure must not keep the session's other leases: go on with the rest.
-                LOG.errorf("run %s: release failed (%s): %s", LogText.of(runId), e.getClass().getName(), reason);
+                LOG.warnf("run %s released while uncertain: %s", LogText.of(run.runId()), reason);
+            } catch (RuntimeException | Error e) {
+                failure = firstOf(failure, e);
+                logQuietly(() -> LOG.errorf("run %s: release failed (%s): %s", LogText.of(run.runId()), e.getClass().getName(), reason));
             }
         }
         for (ImportTx tx : s.imports.values().toArray(ImportTx[]::new)) {
-            removeImport(tx);
             try {
+                removeImport(tx);
                 tx.runImport().abort();
                 LOG.infof("import of run %s aborted: %s", LogText.of(tx.runId()), reason);
             } catch (AuthorityException.Uncertain e) {
@@ -527,12 +530,48 @@ public class SessionRegistry {
                 // Activated meanwhile: the activation hands the lease to this session, whose
                 // closing then releases it (own() sees the closed session).
                 LOG.infof("import of run %s was activated as the session closed: %s", LogText.of(tx.runId()), reason);
-            } catch (RuntimeException e) {
-                LOG.errorf("import of run %s: abort failed (%s): %s", LogText.of(tx.runId()), e.getClass().getName(), reason);
+            } catch (RuntimeException | Error e) {
+                failure = firstOf(failure, e);
+                logQuietly(() -> LOG.errorf("import of run %s: abort failed (%s): %s", LogText.of(tx.runId()), e.getClass().getName(), reason));
+            }
+        }
+        // The watch last: closing it wakes the watcher's thread, which can fail (no memory), and no
+        // lock may wait on that.
+        ProcessWatcher.Watch w = s.watch;
+        if (w != null) {
+            try {
+                w.close();
+            } catch (RuntimeException | Error e) {
+                failure = firstOf(failure, e);
             }
         }
         LOG.infof("session for pid %d closed: %s", s.pid(), reason);
         metrics.sessionClosed();
+        if (failure instanceof Error e) {
+            throw e;
+        }
+        if (failure != null) {
+            throw (RuntimeException) failure;
+        }
+    }
+
+    private static Throwable firstOf(Throwable first, Throwable next) {
+        if (first == null) {
+            return next;
+        }
+        if (first != next) {
+            first.addSuppressed(next);
+        }
+        return first;
+    }
+
+    /** A log line that must not stop a clean-up (logging itself may fail when memory runs out). */
+    private static void logQuietly(Runnable line) {
+        try {
+            line.run();
+        } catch (RuntimeException | Error ignored) {
+            // the clean-up goes on; the failure itself is thrown by the caller
+        }
     }
 
     public void closeAll(String reason) {

@@ -15,11 +15,18 @@ import org.junit.jupiter.api.Test;
 import spice.authority.app.runtime.ServeContext;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.Cancellation;
+import spice.authority.core.RecordCodec;
 import spice.authority.core.RunAuthority;
 import spice.authority.core.RunImport;
+import spice.authority.os.DirectoryRefusedException;
+import spice.authority.os.FileIdentity;
+import spice.authority.os.ForwardingSecureDirectory;
+import spice.authority.os.LockMode;
 import spice.authority.os.OpenMode;
 import spice.authority.os.ProcessWatcher;
 import spice.authority.os.SecureDirectories;
+import spice.authority.os.SecureDirectory;
+import spice.authority.os.StableLock;
 import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.SpecFiles;
 import spice.authority.snapshot.envelope.Envelope;
@@ -37,11 +44,38 @@ class SessionLeaseBookkeepingTest {
     private SessionRegistry registry;
     private Process host;
 
+    /** Lock names whose release throws an Error once (as when memory runs out). */
+    private final java.util.Set<String> failingUnlocks = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     @BeforeEach
     void setUp() throws Exception {
         base = Files.createTempDirectory("spice-lease-book-");
-        authority = RunAuthority.open(SecureDirectories.provider().open(base.resolve("auth").toString(),
-                OpenMode.CREATE_OR_VALIDATE), new SecureRandom());
+        SecureDirectory real = SecureDirectories.provider().open(base.resolve("auth").toString(), OpenMode.CREATE_OR_VALIDATE);
+        authority = RunAuthority.open(new ForwardingSecureDirectory(real) {
+            @Override
+            public StableLock lock(String name, LockMode mode) throws DirectoryRefusedException {
+                StableLock lock = super.lock(name, mode);
+                return new StableLock() {
+                    @Override
+                    public String name() {
+                        return lock.name();
+                    }
+
+                    @Override
+                    public FileIdentity identity() {
+                        return lock.identity();
+                    }
+
+                    @Override
+                    public void close() {
+                        lock.close();
+                        if (failingUnlocks.remove(name)) {
+                            throw new OutOfMemoryError("test: injected after the unlock of " + name);
+                        }
+                    }
+                };
+            }
+        }, new SecureRandom());
         ProcessWatcher watcher = SecureDirectories.provider().processWatcher();
         long euid = watcher.realUid(ProcessHandle.current().pid()).orElseThrow();
         registry = new SessionRegistry();
@@ -90,7 +124,7 @@ class SessionLeaseBookkeepingTest {
         ActiveRun first = authority.start(RunId.parse(RUN).orElseThrow(), Cancellation.none());
         registry.own(s, first);
         Envelope envelope = first.seal(suspended(), Cancellation.none()).envelope();
-        registry.release(s, RUN);
+        registry.release(s, first);
 
         RunImport imp = authority.prepareImport(envelope, Cancellation.none());
         imp.consume(Cancellation.none());
@@ -103,6 +137,31 @@ class SessionLeaseBookkeepingTest {
 
         registry.close(s, "test: host gone");
         assertThat(second.isClosed()).as("the session's end released the newer lease").isTrue();
+    }
+
+    /**
+     * A session's close lets go of every lease, and closes its watch, even when one release
+     * throws an Error: the session is already marked closed and gone from the registry, so a
+     * lease skipped there would keep its run's lock with nothing left to release it.
+     */
+    @Test
+    void close_releasesEveryLeaseThoughOneReleaseThrowsAnError_thenThrowsIt() throws Exception {
+        Session s = registry.open(host.pid(), true);
+        ActiveRun a = authority.start(RunId.parse("run-a").orElseThrow(), Cancellation.none());
+        ActiveRun b = authority.start(RunId.parse("run-b").orElseThrow(), Cancellation.none());
+        registry.own(s, a);
+        registry.own(s, b);
+        failingUnlocks.add(RecordCodec.fileStem("run-a") + ".lock");
+        failingUnlocks.add(RecordCodec.fileStem("run-b") + ".lock");
+
+        assertThatThrownBy(() -> registry.close(s, "test: host gone")).isInstanceOf(OutOfMemoryError.class);
+        assertThat(failingUnlocks).as("both unlocks were made").isEmpty();
+        assertThat(a.isClosed()).isTrue();
+        assertThat(b.isClosed()).isTrue();
+        assertThat(registry.ownerOf("run-a")).isEmpty();
+        assertThat(registry.ownerOf("run-b")).isEmpty();
+        assertThat(registry.all()).isEmpty();
+        assertThat(authority.outstandingLeases()).as("both store leases given back").isZero();
     }
 
     @Test
