@@ -78,18 +78,7 @@ class SessionLeaseBookkeepingTest {
         }, new SecureRandom());
         ProcessWatcher watcher = SecureDirectories.provider().processWatcher();
         long euid = watcher.realUid(ProcessHandle.current().pid()).orElseThrow();
-        registry = new SessionRegistry();
-        registry.serve = new ServeContext(authority, null, null, null, null, null, watcher, euid);
-        registry.metrics = new SessionMetrics() {
-            @Override
-            public void sessionOpened() {}
-
-            @Override
-            public void sessionClosed() {}
-        };
-        registry.config = new SessionStartTimeRecheckTest.Config();
-        registry.quotas = new Quotas();
-        registry.quotas.config = registry.config;
+        registry = SessionStartTimeRecheckTest.registry(new ServeContext(authority, null, null, null, null, null, watcher, euid));
         host = new ProcessBuilder("sleep", "1000").start();
     }
 

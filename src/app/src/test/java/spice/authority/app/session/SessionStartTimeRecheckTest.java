@@ -36,8 +36,14 @@ class SessionStartTimeRecheckTest {
         platform = SecureDirectories.provider().processWatcher();
         watcher = new ShiftingWatcher(platform);
         long euid = platform.realUid(ProcessHandle.current().pid()).orElseThrow();
-        registry = new SessionRegistry();
-        registry.serve = new ServeContext(null, null, null, null, null, null, watcher, euid);
+        registry = registry(new ServeContext(null, null, null, null, null, null, watcher, euid));
+        host = new ProcessBuilder("sleep", "1000").start();
+    }
+
+    /** A registry wired as CDI wires it, over {@code serve}, with this test's configuration and no metrics. */
+    static SessionRegistry registry(ServeContext serve) {
+        SessionRegistry registry = new SessionRegistry();
+        registry.serve = serve;
         registry.metrics = new SessionMetrics() {
             @Override
             public void sessionOpened() {}
@@ -48,7 +54,7 @@ class SessionStartTimeRecheckTest {
         registry.config = new Config();
         registry.quotas = new Quotas();
         registry.quotas.config = registry.config;
-        host = new ProcessBuilder("sleep", "1000").start();
+        return registry;
     }
 
     @AfterEach
@@ -475,7 +481,7 @@ class SessionStartTimeRecheckTest {
         }
     }
 
-    static final class Config implements HelperConfig {
+    private static final class Config implements HelperConfig {
         @Override
         public Duration drainTimeout() {
             return Duration.ofSeconds(10);
