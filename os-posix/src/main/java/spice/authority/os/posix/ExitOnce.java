@@ -9,7 +9,8 @@ import spice.authority.os.ProcessWatcher.Liveness;
  * fired (its {@code onExit} runs once, on the callback executor) or closed (it never runs).
  *
  * <p><b>Guarantees.</b> {@code onExit} runs at most once, never after {@link #close()} returned,
- * and an exception it throws is logged, never propagated to the watcher's poll thread.
+ * and an exception it throws is logged, never propagated to the watcher's poll thread; once fired
+ * it runs, on the executor or, when that refuses it, on the thread that fired.
  */
 final class ExitOnce {
     private static final System.Logger LOG = System.getLogger(ExitOnce.class.getName());
@@ -29,10 +30,19 @@ final class ExitOnce {
         this.callbacks = callbacks;
     }
 
-    /** The process is proven gone: {@code onExit} is scheduled, once, unless closed. */
+    /**
+     * The process is proven gone: {@code onExit} is scheduled, once, unless closed. When the
+     * executor cannot take it (no thread can be started, no memory), it runs here, on the caller's
+     * thread, rather than never: a dead host's session would otherwise keep its leases until
+     * something else touched it.
+     */
     void fire() {
         if (state.compareAndSet(ARMED, PENDING)) {
-            callbacks.execute(this::run);
+            try {
+                callbacks.execute(this::run);
+            } catch (RuntimeException | Error e) {
+                run();
+            }
         }
     }
 
