@@ -435,6 +435,11 @@ public final class RunAuthority implements AutoCloseable {
         String stem = enterRunOperation("abandon", id, c);
         StableLock lock = null;
         try {
+            // SECURITY: a run with no record gets no lock file (they are never unlinked, so any ID
+            // asked for would otherwise leave one for good); the record is read again under the lock.
+            if (!hasRecordFile(stem)) {
+                throw new AuthorityException.State("run " + runId + " has no record");
+            }
             lock = lockRun(stem, runId);
             checkFence(runId);
             RunRecord rec = readRecord(stem, runId).orElseThrow(
@@ -451,6 +456,16 @@ public final class RunAuthority implements AutoCloseable {
                 lock.close();
             }
             releaseLease();
+        }
+    }
+
+    /** Whether the run's record file is there, or may be (anything but a proven absence). */
+    private boolean hasRecordFile(String stem) {
+        try {
+            dir.checkFile(stem + ".state");
+            return true;
+        } catch (DirectoryRefusedException e) {
+            return e.category() != DirectoryRefusedException.Category.MISSING;
         }
     }
 

@@ -145,9 +145,14 @@ public final class RunImport implements AutoCloseable {
                 store.releaseLease(); // even past an Error: the authority's shutdown waits for every lease
             }
         }
-        if (consumed || uncertain) {
+        if (consumed) {
             throw new AuthorityException.Uncertain("import of run " + runId + " was aborted after its consume point; "
                     + "the run stays IMPORTING until an operator abandons it");
+        }
+        if (uncertain) {
+            throw new AuthorityException.Uncertain("import of run " + runId + " was aborted after a consume whose outcome "
+                    + "is unknown: the run is SUSPENDED or IMPORTING, and fenced in this process until it restarts; "
+                    + "then inspect it, and abandon it if it is IMPORTING");
         }
     }
 

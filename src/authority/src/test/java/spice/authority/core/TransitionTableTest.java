@@ -1,6 +1,7 @@
 package spice.authority.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -201,6 +202,20 @@ class TransitionTableTest {
         assertThat(run(w, Op.PREPARE)).isEqualTo("VERIFY");
         assertThat(run(w, Op.REISSUE)).isEqualTo("STATE");
         assertThat(w.dir.isLocked(RecordCodec.fileStem(RUN) + ".lock")).as("abandon keeps no lock").isFalse();
+        assertThat(w.authority.outstandingLeases()).isZero();
+    }
+
+    /** Lock files are never unlinked: abandoning a run with no record must not leave one for good. */
+    @Test
+    void abandon_runWithNoRecord_isStateAndCreatesNoLockFile() throws Exception {
+        World w = build(Situation.NONE);
+        java.util.List<String> before = w.dir.list();
+        for (int i = 0; i < 3; i++) {
+            String id = "never-started-" + i;
+            assertThatThrownBy(() -> w.authority.abandon(id, Cancellation.none()))
+                    .isInstanceOf(AuthorityException.State.class).hasMessageContaining("has no record");
+        }
+        assertThat(w.dir.list()).isEqualTo(before);
         assertThat(w.authority.outstandingLeases()).isZero();
     }
 

@@ -272,6 +272,23 @@ public final class Engine implements AutoCloseable {
         }
     }
 
+    /**
+     * After a local resume whose answer was lost: the helper may or may not have written ACTIVE at
+     * the next generation, and the session holds the run's lease either way. Hands it back, so that
+     * the run has a way forward whichever it was (SUSPENDED: its envelope imports in another
+     * process; ACTIVE with no owner: the operator's abandon ends it); says what came of it.
+     */
+    String handBackAfterLostResume(String runId) {
+        return switch (release(runId)) {
+            case YES -> "; its lease was handed back: 'spice-authority runs show " + runId + "' tells whether the "
+                    + "resume took effect (ACTIVE with no owner: 'spice-authority runs abandon " + runId + "' ends it) "
+                    + "or not (SUSPENDED: the envelope imports in another process)";
+            case NOT_HELD -> "; this session held no lease of it when asked";
+            case UNKNOWN -> "; whether this session still holds its lease is unknown (the release failed); the "
+                    + "session's end releases any";
+        };
+    }
+
     /** Hands back the lease of a run the closing engine will not run; says what came of it. */
     private String releaseAfterClose(String runId) {
         return switch (release(runId)) {

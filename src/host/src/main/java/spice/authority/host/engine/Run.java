@@ -71,6 +71,8 @@ public final class Run {
      * written terminal is refused, which proves nothing about the first attempt.
      */
     private boolean pendingMayHaveTakenEffect;
+    /** The answer to a local resume was lost and the lease handed back: it is never resumed here. */
+    private boolean resumeLost;
 
     Run(Engine engine, String runId, Definition definition, long firstSequence, List<Message> history,
         int completedTurns, List<String> seenInteractionIds) {
@@ -381,7 +383,12 @@ public final class Run {
             } else {
                 byte[] failed = payload(LifecycleStatus.FAILED, log.head());
                 pendingPayload = failed;
-                envelope = engine.authority().sign(runId, failed);
+                // A run often fails because its thread was interrupted: the tombstone is still
+                // written (the interrupt is kept for the caller), or the helper would keep the run
+                // ACTIVE and owned until the session ends.
+                byte[][] signed = new byte[1][];
+                CleanUp.uninterrupted(() -> signed[0] = engine.authority().sign(runId, failed));
+                envelope = signed[0];
                 pendingPayload = null;
             }
         } catch (IOException | PayloadRejectedException e) {
@@ -531,10 +538,23 @@ public final class Run {
             if (phase != Phase.SUSPENDED || stopRequested) {
                 throw new RunStateException("cannot resume run " + runId + ": it is " + phase + ", not suspended");
             }
+            if (resumeLost) {
+                throw new RunStateException("cannot resume run " + runId + " here: the answer to an earlier resume was "
+                        + "lost and its lease handed back; see 'spice-authority runs show " + runId + "'");
+            }
             try {
                 engine.authority().resume(runId);
             } catch (IOException e) {
-                throw new AuthorityFailedException("the helper did not resume run " + runId, e);
+                if (!Authority.outcomeUnknown(e)) {
+                    throw new AuthorityFailedException("the helper did not resume run " + runId, e);
+                }
+                // The answer was lost: ACTIVE at the next generation may be durable (the envelope no
+                // longer verifies) or not, and a second resume is refused either way. Not resumed
+                // here (no known lease); the lease goes back so that the run is not stranded while
+                // this session lives.
+                resumeLost = true;
+                throw new AuthorityFailedException("the answer to the resume of run " + runId + " was lost; it is not "
+                        + "resumed here" + engine.handBackAfterLostResume(runId), e);
             }
             envelope = null; // the old claim is invalid now
             pendingPayload = null;

@@ -317,6 +317,54 @@ class EngineAuthorityFailureTest {
         }
     }
 
+    /**
+     * A local resume whose answer was lost: ACTIVE at the next generation may be durable or not, a
+     * second resume is refused either way, and the session would otherwise hold the lease (so no
+     * abandon, and no import of a still valid envelope) until it ends. The lease goes back, the
+     * message says how to tell which it was, and the run is never resumed here.
+     */
+    @Test
+    void resumeLocal_answerLost_theLeaseIsHandedBack_andItIsNotResumedHere(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/runs/run-1/resume", new byte[0]))) {
+            Engine engine = engine(sock, tmp.resolve("ledger"));
+            Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+            run.suspend();
+            assertThatThrownBy(run::resumeLocal).isInstanceOfSatisfying(AuthorityFailedException.class, e -> {
+                assertThat(e.uncertain()).isTrue();
+                assertThat(e.getMessage()).contains("resume of run run-1 was lost").contains("handed back")
+                        .contains("runs show run-1").contains("runs abandon run-1");
+            });
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).contains("DELETE /v1/runs/run-1/lease");
+            assertThat(run.phase()).isEqualTo(Run.Phase.SUSPENDED);
+            long resumes = h.requests().stream().filter(r -> r.line().endsWith("/resume")).count();
+            assertThatThrownBy(run::resumeLocal).isInstanceOf(RunStateException.class).hasMessageContaining("lost");
+            assertThat(h.requests().stream().filter(r -> r.line().endsWith("/resume")).count())
+                    .as("never asked again").isEqualTo(resumes);
+        }
+    }
+
+    @Test
+    void resumeLocal_refusedWithNothingWritten_keepsTheLease_andMayBeAskedAgain(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        java.util.concurrent.atomic.AtomicInteger resumes = new java.util.concurrent.atomic.AtomicInteger();
+        Function<FakeHelper.Request, byte[]> answers = r -> r.line().equals("POST /v1/runs/run-1/resume")
+                && resumes.getAndIncrement() == 0 ? FakeHelper.problem(503, "unavailable", "authority directory refused, nothing written")
+                : helper(r);
+        try (FakeHelper h = FakeHelper.unix(sock, answers)) {
+            Engine engine = engine(sock, tmp.resolve("ledger"));
+            Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+            run.suspend();
+            assertThatThrownBy(run::resumeLocal).isInstanceOfSatisfying(AuthorityFailedException.class,
+                    e -> assertThat(e.uncertain()).isFalse());
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).doesNotContain("DELETE /v1/runs/run-1/lease");
+            run.resumeLocal();
+            assertThat(run.phase()).isEqualTo(Run.Phase.RUNNING);
+        }
+    }
+
     @Test
     void start_answerLost_noLeaseToHandBack_saysSo(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("h.sock");

@@ -170,6 +170,38 @@ class EngineInterruptTest {
         }
     }
 
+    /**
+     * A model call that fails with the thread's interrupt status set (no tool call open) fails the
+     * run: its FAILED tombstone is signed with the interrupt cleared, so it reaches the helper (the
+     * run would otherwise stay ACTIVE and owned until the session ends), and the interrupt is
+     * restored.
+     */
+    @Test
+    void modelFailsInterrupted_theFailedTombstoneStillReachesTheHelper(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            AuthorityClient c = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
+            Model interruptedModel = request -> {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("the model call was interrupted");
+            };
+            Engine a = Engine.builder(Authority.of(c, c.openSession()), interruptedModel,
+                    StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(),
+                            ScriptedAgent.appendLedger(tmp.resolve("l"), null))))
+                    .identity(ScriptedAgent.IDENTITY).build();
+            Run run = a.start("run-1", ScriptedAgent.DEFINITION, "hello");
+            try {
+                assertThatThrownBy(run::runTurn).isInstanceOf(RunFailedException.class)
+                        .hasMessageNotContaining("the helper was not told");
+                assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is restored").isTrue();
+            } finally {
+                Thread.interrupted();
+            }
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).contains("POST /v1/runs/run-1/snapshots");
+            assertThat(run.export()).as("the FAILED tombstone's envelope").isNotEmpty();
+        }
+    }
+
     @Test
     void interruptedConsume_theAbortStillReachesTheHelper(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("h.sock");
