@@ -7,6 +7,7 @@ import spice.authority.host.HelperProblem;
 import spice.authority.host.HelperTimeout;
 import spice.authority.host.HelperProtocolError;
 import spice.authority.host.ImportView;
+import spice.authority.host.RunView;
 import spice.authority.host.Session;
 
 /**
@@ -26,6 +27,9 @@ public interface Authority {
 
     /** The host stopped; nothing is written. */
     void release(String runId) throws IOException;
+
+    /** The helper's view of the run: phase, run generation, owned (by any session), fenced. */
+    RunView inspect(String runId) throws IOException;
 
     ImportView prepareImport(byte[] envelope) throws IOException;
 
@@ -58,6 +62,11 @@ public interface Authority {
             @Override
             public void release(String runId) throws IOException {
                 client.release(session, runId);
+            }
+
+            @Override
+            public RunView inspect(String runId) throws IOException {
+                return client.run(runId);
             }
 
             @Override

@@ -36,6 +36,11 @@ public abstract class ForwardingAuthority implements Authority {
     }
 
     @Override
+    public spice.authority.host.RunView inspect(String runId) throws IOException {
+        return inner.inspect(runId);
+    }
+
+    @Override
     public ImportView prepareImport(byte[] envelope) throws IOException {
         return inner.prepareImport(envelope);
     }

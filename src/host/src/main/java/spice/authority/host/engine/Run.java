@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
+import spice.authority.host.HelperProblem;
 import spice.authority.snapshot.payload.Definition;
 import spice.authority.snapshot.payload.JsonValue;
 import spice.authority.snapshot.payload.LifecycleStatus;
@@ -267,6 +268,33 @@ public final class Run {
         }
     }
 
+    /**
+     * SECURITY: a host that lost its lease must stop executing the run (ARCHITECTURE "Sessions and
+     * leases"). A sign tells the engine; before a tool round's calls (the run's side effects) so
+     * does the helper's view of the run, which must still be ACTIVE, owned and not fenced. An
+     * ACTIVE run cannot be owned by another session (import refuses it, a start needs no record),
+     * so anything else proves this session's lease gone: a helper that restarted, an operator's
+     * abandon. A helper that cannot be asked proves nothing, and the round goes on.
+     */
+    private void requireLeaseAtHelper(int turn) throws EngineException {
+        String seen;
+        try {
+            spice.authority.host.RunView v = engine.authority().inspect(runId);
+            if ("ACTIVE".equals(v.phase()) && v.owned() && !v.fenced()) {
+                return;
+            }
+            seen = v.phase() + (v.owned() ? ", owned" : ", owned by no session") + (v.fenced() ? ", fenced" : "");
+        } catch (HelperProblem.NotFound gone) {
+            seen = "no record";
+        } catch (IOException unknown) {
+            return;
+        }
+        stopAndJoin();
+        throw new RunStateException("run " + runId + " was stopped in turn " + turn + " before its tool calls: the helper "
+                + "shows it " + seen + ", so this session no longer holds its lease (a restarted helper, or an operator's "
+                + "abandon); a host that lost its lease must not go on");
+    }
+
     private void toolRound(int turn, Model.Reply.ToolRound round) throws EngineException {
         List<Part> parts = new ArrayList<>();
         if (!round.text().isEmpty()) {
@@ -284,6 +312,7 @@ public final class Run {
         }
         Message assistant = new Message(nextMessageId(), Role.ASSISTANT, parts);
         requireExportable(turn, assistant, round.calls());
+        requireLeaseAtHelper(turn);
         appendMessage(turn, assistant);
         callIds.addAll(roundIds);
         for (Model.ToolCall c : round.calls()) {

@@ -47,6 +47,9 @@ class EngineAuthorityFailureTest {
                 byte[] env = Envelopes.unsigned(Snapshot.decode(r.body())).seal(CLAIM).toBinary();
                 return binary(env);
             }
+            if (line.startsWith("GET /v1/runs/")) {
+                return run(line.split("/")[3], "ACTIVE", 1, true);
+            }
             if (line.startsWith("POST /v1/runs/") && line.endsWith("/resume")) {
                 return run(line.split("/")[3], "ACTIVE", 2, true);
             }
@@ -362,6 +365,42 @@ class EngineAuthorityFailureTest {
             assertThat(h.requests()).extracting(FakeHelper.Request::line).doesNotContain("DELETE /v1/runs/run-1/lease");
             run.resumeLocal();
             assertThat(run.phase()).isEqualTo(Run.Phase.RUNNING);
+        }
+    }
+
+    /**
+     * The helper restarted (or the operator abandoned the run) during a turn: before the tool
+     * round's calls, the helper shows the run owned by no session, so the run stops and no tool
+     * runs; a helper that cannot be asked (here: a 503) proves nothing and the round goes on.
+     */
+    @Test
+    void leaseGoneAtTheHelper_runStopsBeforeItsToolCalls(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        Path ledger = tmp.resolve("ledger");
+        try (FakeHelper h = FakeHelper.unix(sock, except("GET /v1/runs/run-1",
+                run("run-1", "ACTIVE", 1, false)))) {
+            Engine engine = engine(sock, ledger);
+            Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
+            assertThatThrownBy(run::runTurn).isInstanceOf(RunStateException.class)
+                    .hasMessageContaining("owned by no session").hasMessageContaining("no longer holds its lease");
+            assertThat(run.phase()).isEqualTo(Run.Phase.STOPPED);
+            assertThat(lines(ledger)).as("no tool ran").isEmpty();
+        }
+        for (byte[] answer : List.of(run("run-1", "CANCELLED", 1, false),
+                FakeHelper.problem(404, "not_found", "no run run-1"))) {
+            try (FakeHelper h = FakeHelper.unix(sock, except("GET /v1/runs/run-1", answer))) {
+                Engine engine = engine(sock, ledger);
+                Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
+                assertThatThrownBy(run::runTurn).isInstanceOf(RunStateException.class);
+                assertThat(lines(ledger)).isEmpty();
+            }
+        }
+        try (FakeHelper h = FakeHelper.unix(sock, except("GET /v1/runs/run-1",
+                FakeHelper.problem(503, "unavailable", "the directory cannot be read")))) {
+            Engine engine = engine(sock, ledger);
+            Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+            assertThat(lines(ledger)).as("not proven lost: the round went on").isNotEmpty();
         }
     }
 

@@ -93,6 +93,11 @@ class EngineCloseStartRaceTest {
         }
 
         @Override
+        public spice.authority.host.RunView inspect(String runId) {
+            return new spice.authority.host.RunView(runId, "ACTIVE", 1, true, false);
+        }
+
+        @Override
         public byte[] sign(String runId, byte[] payload) throws IOException {
             throw new IOException("not in this test");
         }
