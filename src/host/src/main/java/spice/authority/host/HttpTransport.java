@@ -106,6 +106,13 @@ final class HttpTransport {
         } catch (java.nio.channels.ClosedByInterruptException | java.io.InterruptedIOException e) {
             Thread.currentThread().interrupt();
             throw new HelperInterrupted("interrupted while reading the token for " + endpoint.display() + "; nothing was sent");
+        } catch (HelperTransportException e) {
+            throw e;
+        } catch (IOException e) {
+            // A token file refused (another user's, loose rights, changed while read) or unreadable:
+            // nothing was sent, which a caller must be able to tell from a lost answer.
+            throw new HelperUntrusted("the token for " + endpoint.display() + " cannot be used (" + e.getMessage()
+                    + "); nothing was sent");
         }
         byte[] head = null;
         try {
@@ -354,9 +361,17 @@ final class HttpTransport {
                 && ch.getLocalAddress() instanceof java.net.InetSocketAddress local) {
             // SECURITY: before the token is written, where the platform can tell (Windows), the
             // listener must be a process of this user: a loopback port can be held by anyone.
-            serverCheck.verify(server, local);
+            try {
+                serverCheck.verify(server, local);
+            } catch (HelperTransportException e) {
+                throw e;
+            } catch (IOException e) {
+                throw new HelperUntrusted("refused: the listener of " + endpoint.display() + " is not proven to be a "
+                        + "process of this user (" + e.getMessage() + "); nothing was sent");
+            }
         } else {
-            throw new IOException("cannot connect to " + endpoint.display() + ": the connection's addresses are unknown");
+            throw new HelperUntrusted("cannot check the listener of " + endpoint.display()
+                    + ": the connection's addresses are unknown; nothing was sent");
         }
     }
 

@@ -285,14 +285,35 @@ class HttpTransportTest {
         FakeHelper.writeToken(loose, TOKEN);
         Files.setPosixFilePermissions(loose, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
         HttpTransport c = tcp(1, loose);
-        assertThatThrownBy(() -> get(c, "/v1/runs")).hasMessageContaining("refused").hasMessageNotContaining(TOKEN);
+        // Refused before anything was sent: a transport failure that says so, never a lost answer.
+        assertThatThrownBy(() -> get(c, "/v1/runs")).isInstanceOf(HelperUntrusted.class)
+                .hasMessageContaining("refused").hasMessageContaining("nothing was sent").hasMessageNotContaining(TOKEN);
 
         Path real = tmp.resolve("real");
         FakeHelper.writeToken(real, TOKEN);
         Path link = tmp.resolve("link");
         Files.createSymbolicLink(link, real);
         HttpTransport viaLink = tcp(1, link);
-        assertThatThrownBy(() -> get(viaLink, "/v1/runs")).hasMessageContaining("refused").hasMessageNotContaining(TOKEN);
+        assertThatThrownBy(() -> get(viaLink, "/v1/runs")).isInstanceOf(HelperUntrusted.class)
+                .hasMessageContaining("refused").hasMessageNotContaining(TOKEN);
+    }
+
+    /** A listener the server check refuses gets nothing, and the caller learns that nothing was sent. */
+    @Test
+    void serverCheckRefusal_isUntrusted_nothingSent(@TempDir Path tmp) throws Exception {
+        Path tokenFile = tmp.resolve("token");
+        FakeHelper.writeToken(tokenFile, TOKEN);
+        try (FakeHelper h = FakeHelper.tcp(TOKEN, r -> FakeHelper.json(200, "{}"))) {
+            TcpServerCheck refusing = (server, local) -> {
+                throw new java.io.IOException("the port is held by uid 4712");
+            };
+            HttpTransport c = new HttpTransport(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), h.port(), tokenFile),
+                    TokenReader.ownerOnly(), refusing, "test-host", Duration.ofSeconds(10), Duration.ofSeconds(10));
+            assertThatThrownBy(() -> post(c, "/v1/runs", "{\"run_id\":\"run-1\"}", Map.of()))
+                    .isInstanceOf(HelperUntrusted.class).hasMessageContaining("uid 4712")
+                    .hasMessageContaining("nothing was sent").hasMessageNotContaining(TOKEN);
+            assertThat(h.requests()).isEmpty();
+        }
     }
 
     @Test
