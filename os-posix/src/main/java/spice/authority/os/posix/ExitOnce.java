@@ -51,7 +51,11 @@ final class ExitOnce {
             try {
                 onExit.run();
             } catch (RuntimeException | Error e) {
-                LOG.log(System.Logger.Level.ERROR, "process watcher: onExit of pid " + pid + " failed", e);
+                try {
+                    LOG.log(System.Logger.Level.ERROR, "process watcher: onExit of pid " + pid + " failed", e);
+                } catch (RuntimeException | Error logFailed) {
+                    // nothing to report with; the caller (a poll loop firing other watches) goes on
+                }
             }
         }
     }

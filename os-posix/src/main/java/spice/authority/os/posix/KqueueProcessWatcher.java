@@ -41,8 +41,8 @@ import spice.authority.os.ProcessWatcher;
  *   <li>Watches of one pid share its knote (a kqueue holds one knote per ident and filter);
  *       the knote is deleted when the last of them is closed or fired. Every kqueue change is
  *       made under the lock, so the registry and the kernel agree.</li>
- *   <li>{@code onExit} runs on a two-thread daemon executor, never on the poll thread and never
- *       under the lock. If the poll thread dies, the watcher is no longer {@link #healthy()}
+ *   <li>{@code onExit} runs on a two-thread daemon executor (on the proving thread only when
+ *       that executor refuses it), never under the lock. If the poll thread dies, the watcher is no longer {@link #healthy()}
  *       and refuses new watches; registered watches stay, {@link Watch#liveness()} still answers
  *       from {@code proc_pidinfo} and fires on a proof.</li>
  * </ul>

@@ -22,7 +22,7 @@ import spice.authority.os.ProcessWatcher;
  * <p><b>Guarantees.</b> Those of {@link ProcessWatcher}. In addition: each pidfd is closed
  * exactly once, by whichever of {@link Watch#close()} and the poll thread removes its watch
  * from the registry first (under the lock); {@code onExit} runs on a two-thread daemon
- * executor, never on the poll thread and never under the lock.
+ * executor (on the proving thread only when that executor refuses it), never under the lock.
  *
  * <p>Unknown is not dead: a watch fires only on a proof (its pidfd became readable, the pid
  * has no process, or it has another start time). If {@code poll} fails, the loop waits and

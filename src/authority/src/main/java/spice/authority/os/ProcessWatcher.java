@@ -29,9 +29,11 @@ import java.util.OptionalLong;
  *       milliseconds of the exit (the kernel notifies; nothing polls on a timer), or at once
  *       when the process is proven already gone or the pid now belongs to a process with
  *       another start time.</li>
- *   <li>{@code onExit} never runs on the caller's thread and never while a lock of the
- *       watcher is held; it runs on a small daemon executor shared by all watches, so it may
- *       block briefly but should not block for long.</li>
+ *   <li>{@code onExit} never runs while a lock of the watcher is held; it runs on a small
+ *       daemon executor shared by all watches, so it may block briefly but should not block for
+ *       long. Only when that executor cannot take it (no thread can be started, no memory) does
+ *       it run on the thread that proved the exit: the watcher's own, or the caller of
+ *       {@link #watch} or {@link Watch#liveness()}, rather than never.</li>
  *   <li>After {@link Watch#close()} returns, {@code onExit} will not start (it may already be
  *       running) and the watch holds no operating-system resource.</li>
  *   <li>Invalid pids (zero, negative, larger than the platform's pid range) are treated as

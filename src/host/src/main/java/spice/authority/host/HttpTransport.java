@@ -115,6 +115,7 @@ final class HttpTransport {
                     + "); nothing was sent");
         }
         byte[] head = null;
+        boolean sending = false;
         try {
             head = head(method, target, headers, body, token, userAgent);
             try (SocketChannel ch = open(); Selector selector = Selector.open()) {
@@ -134,11 +135,23 @@ final class HttpTransport {
                     throw new HelperInterrupted("interrupted before the request was sent to " + endpoint.display()
                             + "; nothing was sent");
                 }
+                sending = true;
                 write(ch, selector, key, ByteBuffer.wrap(head));
                 if (body != null && body.length > 0) {
                     write(ch, selector, key, ByteBuffer.wrap(body));
                 }
                 return reader.response(method, MAX_BODY_BYTES, false);
+            } catch (HelperUnreachable | HelperUntrusted | HelperInterrupted e) {
+                throw e;
+            } catch (IOException e) {
+                if (sending) {
+                    throw e;
+                }
+                // Before the request's first byte, whatever failed (no descriptor left for a socket
+                // or a selector, an endpoint proof that timed out or could not be read) sent nothing
+                // of the request: a caller must be able to tell that from a lost answer.
+                throw new HelperUnreachable("cannot talk to " + endpoint.display() + " (" + e.getClass().getSimpleName()
+                        + (e.getMessage() == null ? "" : ": " + e.getMessage()) + "); nothing was sent");
             }
         } finally {
             if (token != null) {

@@ -316,6 +316,28 @@ class HttpTransportTest {
         }
     }
 
+    /**
+     * Any failure before the request's first byte (here a check that times out; in life no
+     * descriptor left for a socket or a selector) is unreachable: nothing was sent, so the caller
+     * knows the outcome, never a timeout that might have carried the request.
+     */
+    @Test
+    void failureBeforeTheFirstByte_isUnreachable_nothingSent(@TempDir Path tmp) throws Exception {
+        Path tokenFile = tmp.resolve("token");
+        FakeHelper.writeToken(tokenFile, TOKEN);
+        try (FakeHelper h = FakeHelper.tcp(TOKEN, r -> FakeHelper.json(200, "{}"))) {
+            TcpServerCheck stalls = (server, local) -> {
+                throw new HelperTimeout("test: the check timed out");
+            };
+            HttpTransport c = new HttpTransport(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), h.port(), tokenFile),
+                    TokenReader.ownerOnly(), stalls, "test-host", Duration.ofSeconds(10), Duration.ofSeconds(10));
+            assertThatThrownBy(() -> post(c, "/v1/runs", "{\"run_id\":\"run-1\"}", Map.of()))
+                    .isInstanceOf(HelperUnreachable.class).hasMessageContaining("nothing was sent")
+                    .hasMessageContaining("HelperTimeout");
+            assertThat(h.requests()).isEmpty();
+        }
+    }
+
     @Test
     void unixSocketServedByAnotherUser_isRefusedBeforeAnyRequestIsSent(@TempDir Path tmp) throws Exception {
         if (!Files.isExecutable(Path.of("/usr/bin/setpriv")) || !"root".equals(System.getProperty("user.name"))) {

@@ -268,6 +268,16 @@ public final class Run {
         }
     }
 
+    /** After a lost resume answer: whether the helper shows the run ACTIVE, owned and not fenced. */
+    private boolean resumedAtHelper() {
+        try {
+            spice.authority.host.RunView v = engine.authority().inspect(runId);
+            return runId.equals(v.runId()) && "ACTIVE".equals(v.phase()) && v.owned() && !v.fenced();
+        } catch (IOException | RuntimeException unknown) {
+            return false;
+        }
+    }
+
     /**
      * SECURITY: a host that lost its lease must stop executing the run (ARCHITECTURE "Sessions and
      * leases"). A sign tells the engine; before a tool round's calls (the run's side effects) so
@@ -280,14 +290,17 @@ public final class Run {
         String seen;
         try {
             spice.authority.host.RunView v = engine.authority().inspect(runId);
+            if (!runId.equals(v.runId())) {
+                return; // an answer about another run proves nothing about this one
+            }
             if ("ACTIVE".equals(v.phase()) && v.owned() && !v.fenced()) {
                 return;
             }
             seen = v.phase() + (v.owned() ? ", owned" : ", owned by no session") + (v.fenced() ? ", fenced" : "");
         } catch (HelperProblem.NotFound gone) {
             seen = "no record";
-        } catch (IOException unknown) {
-            return;
+        } catch (IOException | RuntimeException unknown) {
+            return; // cannot tell (including an Authority built before inspect existed)
         }
         stopAndJoin();
         throw new RunStateException("run " + runId + " was stopped in turn " + turn + " before its tool calls: the helper "
@@ -578,12 +591,21 @@ public final class Run {
                     throw new AuthorityFailedException("the helper did not resume run " + runId, e);
                 }
                 // The answer was lost: ACTIVE at the next generation may be durable (the envelope no
-                // longer verifies) or not, and a second resume is refused either way. Not resumed
-                // here (no known lease); the lease goes back so that the run is not stranded while
-                // this session lives.
-                resumeLost = true;
-                throw new AuthorityFailedException("the answer to the resume of run " + runId + " was lost; it is not "
-                        + "resumed here" + engine.handBackAfterLostResume(runId), e);
+                // longer verifies) or not. Only this session's lease can have made the run ACTIVE, so
+                // the helper's view tells when it was: then the resume took effect and the run goes on.
+                if (!resumedAtHelper()) {
+                    // A second resume is refused either way. Not resumed here (no known lease).
+                    resumeLost = true;
+                    if (e instanceof HelperProblem.Uncertain) {
+                        // The helper does not know either: it fences the run until it restarts.
+                        throw new AuthorityFailedException("the resume of run " + runId + " is uncertain at the helper, "
+                                + "which holds the run fenced until it restarts; then 'spice-authority runs show " + runId
+                                + "' tells what was written; it is not resumed here", e);
+                    }
+                    // The lease goes back so that the run is not stranded while this session lives.
+                    throw new AuthorityFailedException("the answer to the resume of run " + runId + " was lost; it is not "
+                            + "resumed here" + engine.handBackAfterLostResume(runId), e);
+                }
             }
             envelope = null; // the old claim is invalid now
             pendingPayload = null;

@@ -88,6 +88,20 @@ class EngineAuthorityFailureTest {
         return all;
     }
 
+    /** {@code answers}, except that run-1 reads SUSPENDED (owned) once a snapshot of it was signed. */
+    static Function<FakeHelper.Request, byte[]> suspendedOnceSigned(Function<FakeHelper.Request, byte[]> answers) {
+        java.util.concurrent.atomic.AtomicBoolean signed = new java.util.concurrent.atomic.AtomicBoolean();
+        return r -> {
+            if (r.line().equals("POST /v1/runs/run-1/snapshots")) {
+                signed.set(true);
+            }
+            if (r.line().equals("GET /v1/runs/run-1") && signed.get()) {
+                return run("run-1", "SUSPENDED", 1, true);
+            }
+            return answers.apply(r);
+        };
+    }
+
     /** The helper, except that requests matching {@code route} get {@code answer}. */
     static Function<FakeHelper.Request, byte[]> except(String route, byte[] answer) {
         return r -> r.line().matches(route) ? answer : helper(r);
@@ -329,7 +343,10 @@ class EngineAuthorityFailureTest {
     @Test
     void resumeLocal_answerLost_theLeaseIsHandedBack_andItIsNotResumedHere(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("h.sock");
-        try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/runs/run-1/resume", new byte[0]))) {
+        // The resume is lost, and the helper's view cannot show it taken effect (SUSPENDED once signed).
+        Function<FakeHelper.Request, byte[]> answers = suspendedOnceSigned(r -> r.line().equals("POST /v1/runs/run-1/resume")
+                ? new byte[0] : helper(r));
+        try (FakeHelper h = FakeHelper.unix(sock, answers)) {
             Engine engine = engine(sock, tmp.resolve("ledger"));
             Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
             run.runTurn();
@@ -345,6 +362,40 @@ class EngineAuthorityFailureTest {
             assertThatThrownBy(run::resumeLocal).isInstanceOf(RunStateException.class).hasMessageContaining("lost");
             assertThat(h.requests().stream().filter(r -> r.line().endsWith("/resume")).count())
                     .as("never asked again").isEqualTo(resumes);
+        }
+    }
+
+    /** A lost resume answer the helper's view shows taken effect (ACTIVE, owned): the run goes on. */
+    @Test
+    void resumeLocal_answerLost_butTheHelperShowsItActiveAndOwned_goesOn(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/runs/run-1/resume", new byte[0]))) {
+            Engine engine = engine(sock, tmp.resolve("ledger"));
+            Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+            run.suspend();
+            run.resumeLocal();
+            assertThat(run.phase()).isEqualTo(Run.Phase.RUNNING);
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).doesNotContain("DELETE /v1/runs/run-1/lease");
+            run.runTurn();
+        }
+    }
+
+    @Test
+    void resumeLocal_answerLost_helperUncertain_saysItIsFencedUntilItRestarts(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        Function<FakeHelper.Request, byte[]> answers = suspendedOnceSigned(r -> r.line().equals("POST /v1/runs/run-1/resume")
+                ? FakeHelper.problem(500, "uncertain", "the write's outcome is unknown") : helper(r));
+        try (FakeHelper h = FakeHelper.unix(sock, answers)) {
+            Engine engine = engine(sock, tmp.resolve("ledger"));
+            Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+            run.suspend();
+            assertThatThrownBy(run::resumeLocal).isInstanceOfSatisfying(AuthorityFailedException.class, e -> {
+                assertThat(e.uncertain()).isTrue();
+                assertThat(e.getMessage()).contains("fenced until it restarts").contains("runs show run-1");
+            });
+            assertThatThrownBy(run::resumeLocal).isInstanceOf(RunStateException.class);
         }
     }
 
