@@ -30,6 +30,12 @@ class HttpTransportTest {
                 Duration.ofSeconds(10), Duration.ofSeconds(10));
     }
 
+    /** A TCP transport whose listener check is {@code check}. */
+    private static HttpTransport tcpChecked(int port, Path tokenFile, TcpServerCheck check) {
+        return new HttpTransport(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), port, tokenFile),
+                TokenReader.ownerOnly(), check, "test-host", Duration.ofSeconds(10), Duration.ofSeconds(10));
+    }
+
     private static HttpTransport transport(HelperEndpoint e, Duration connect, Duration read) {
         return new HttpTransport(e, TokenReader.ownerOnly(), "test-host", connect, read);
     }
@@ -307,8 +313,7 @@ class HttpTransportTest {
             TcpServerCheck refusing = (server, local) -> {
                 throw new java.io.IOException("the port is held by uid 4712");
             };
-            HttpTransport c = new HttpTransport(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), h.port(), tokenFile),
-                    TokenReader.ownerOnly(), refusing, "test-host", Duration.ofSeconds(10), Duration.ofSeconds(10));
+            HttpTransport c = tcpChecked(h.port(), tokenFile, refusing);
             assertThatThrownBy(() -> post(c, "/v1/runs", "{\"run_id\":\"run-1\"}", Map.of()))
                     .isInstanceOf(HelperUntrusted.class).hasMessageContaining("uid 4712")
                     .hasMessageContaining("nothing was sent").hasMessageNotContaining(TOKEN);
@@ -329,8 +334,7 @@ class HttpTransportTest {
             TcpServerCheck stalls = (server, local) -> {
                 throw new HelperTimeout("test: the check timed out");
             };
-            HttpTransport c = new HttpTransport(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), h.port(), tokenFile),
-                    TokenReader.ownerOnly(), stalls, "test-host", Duration.ofSeconds(10), Duration.ofSeconds(10));
+            HttpTransport c = tcpChecked(h.port(), tokenFile, stalls);
             assertThatThrownBy(() -> post(c, "/v1/runs", "{\"run_id\":\"run-1\"}", Map.of()))
                     .isInstanceOf(HelperUnreachable.class).hasMessageContaining("nothing was sent")
                     .hasMessageContaining("HelperTimeout");

@@ -88,6 +88,14 @@ class EngineAuthorityFailureTest {
         return all;
     }
 
+    /** Run run-1 of {@code engine}, started, one turn run, suspended. */
+    private static Run suspended(Engine engine) throws EngineException {
+        Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
+        run.runTurn();
+        run.suspend();
+        return run;
+    }
+
     /** {@code answers}, except that run-1 reads SUSPENDED (owned) once a snapshot of it was signed. */
     static Function<FakeHelper.Request, byte[]> suspendedOnceSigned(Function<FakeHelper.Request, byte[]> answers) {
         java.util.concurrent.atomic.AtomicBoolean signed = new java.util.concurrent.atomic.AtomicBoolean();
@@ -347,10 +355,7 @@ class EngineAuthorityFailureTest {
         Function<FakeHelper.Request, byte[]> answers = suspendedOnceSigned(r -> r.line().equals("POST /v1/runs/run-1/resume")
                 ? new byte[0] : helper(r));
         try (FakeHelper h = FakeHelper.unix(sock, answers)) {
-            Engine engine = engine(sock, tmp.resolve("ledger"));
-            Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
-            run.runTurn();
-            run.suspend();
+            Run run = suspended(engine(sock, tmp.resolve("ledger")));
             assertThatThrownBy(run::resumeLocal).isInstanceOfSatisfying(AuthorityFailedException.class, e -> {
                 assertThat(e.uncertain()).isTrue();
                 assertThat(e.getMessage()).contains("resume of run run-1 was lost").contains("handed back")
@@ -370,10 +375,7 @@ class EngineAuthorityFailureTest {
     void resumeLocal_answerLost_butTheHelperShowsItActiveAndOwned_goesOn(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("h.sock");
         try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/runs/run-1/resume", new byte[0]))) {
-            Engine engine = engine(sock, tmp.resolve("ledger"));
-            Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
-            run.runTurn();
-            run.suspend();
+            Run run = suspended(engine(sock, tmp.resolve("ledger")));
             run.resumeLocal();
             assertThat(run.phase()).isEqualTo(Run.Phase.RUNNING);
             assertThat(h.requests()).extracting(FakeHelper.Request::line).doesNotContain("DELETE /v1/runs/run-1/lease");
@@ -387,10 +389,7 @@ class EngineAuthorityFailureTest {
         Function<FakeHelper.Request, byte[]> answers = suspendedOnceSigned(r -> r.line().equals("POST /v1/runs/run-1/resume")
                 ? FakeHelper.problem(500, "uncertain", "the write's outcome is unknown") : helper(r));
         try (FakeHelper h = FakeHelper.unix(sock, answers)) {
-            Engine engine = engine(sock, tmp.resolve("ledger"));
-            Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
-            run.runTurn();
-            run.suspend();
+            Run run = suspended(engine(sock, tmp.resolve("ledger")));
             assertThatThrownBy(run::resumeLocal).isInstanceOfSatisfying(AuthorityFailedException.class, e -> {
                 assertThat(e.uncertain()).isTrue();
                 assertThat(e.getMessage()).contains("fenced until it restarts").contains("runs show run-1");
@@ -407,10 +406,7 @@ class EngineAuthorityFailureTest {
                 && resumes.getAndIncrement() == 0 ? FakeHelper.problem(503, "unavailable", "authority directory refused, nothing written")
                 : helper(r);
         try (FakeHelper h = FakeHelper.unix(sock, answers)) {
-            Engine engine = engine(sock, tmp.resolve("ledger"));
-            Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
-            run.runTurn();
-            run.suspend();
+            Run run = suspended(engine(sock, tmp.resolve("ledger")));
             assertThatThrownBy(run::resumeLocal).isInstanceOfSatisfying(AuthorityFailedException.class,
                     e -> assertThat(e.uncertain()).isFalse());
             assertThat(h.requests()).extracting(FakeHelper.Request::line).doesNotContain("DELETE /v1/runs/run-1/lease");
