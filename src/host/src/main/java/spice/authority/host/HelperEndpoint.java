@@ -49,7 +49,8 @@ public sealed interface HelperEndpoint permits HelperEndpoint.Unix, HelperEndpoi
 
     /**
      * The helper's default socket for this user: {@code $XDG_RUNTIME_DIR/spice-agent/authority.sock}
-     * when {@code XDG_RUNTIME_DIR} is an absolute path, else {@code /tmp/spice-agent-<uid>/authority.sock}.
+     * when {@code XDG_RUNTIME_DIR} is an absolute path, else {@code /tmp/spice-agent-<uid>/authority.sock}
+     * ({@code /private/tmp/...} on macOS).
      *
      * @throws IllegalStateException when neither is known
      */
@@ -75,10 +76,19 @@ public sealed interface HelperEndpoint permits HelperEndpoint.Unix, HelperEndpoi
      * @return the directory, or null when it depends on an unknown uid
      */
     static String defaultDirectory(String xdgRuntimeDir, long uid) {
+        return defaultDirectory(xdgRuntimeDir, uid, System.getProperty("os.name", "").startsWith("Mac"));
+    }
+
+    /**
+     * {@link #defaultDirectory(String, long)} for a given platform. On macOS {@code /tmp} is a
+     * symbolic link to {@code /private/tmp}, and the helper walks its endpoint directory without
+     * following any link, so the default there names {@code /private/tmp} itself.
+     */
+    static String defaultDirectory(String xdgRuntimeDir, long uid, boolean macOs) {
         if (xdgRuntimeDir != null && xdgRuntimeDir.startsWith("/") && !xdgRuntimeDir.endsWith("/")) {
             return xdgRuntimeDir + "/spice-agent";
         }
-        return uid < 0 ? null : "/tmp/spice-agent-" + uid;
+        return uid < 0 ? null : (macOs ? "/private/tmp/spice-agent-" : "/tmp/spice-agent-") + uid;
     }
 
     /**

@@ -36,7 +36,7 @@ abstract class HelperCommand implements Callable<Integer> {
 
     @Option(names = "--socket", paramLabel = "PATH",
             description = "The helper's Unix socket. Default: $XDG_RUNTIME_DIR/spice-agent/authority.sock, "
-                    + "else /tmp/spice-agent-<uid>/authority.sock (as 'serve'). Not on Windows.")
+                    + "else /tmp/spice-agent-<uid>/authority.sock (/private/tmp on macOS; as 'serve'). Not on Windows.")
     String socket;
 
     @Option(names = "--listen", paramLabel = "HOST:PORT",

@@ -78,7 +78,8 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--socket", paramLabel = "PATH",
             description = "Unix socket path; its directory must be yours with mode 0700 (created if absent). "
-                    + "Default: $XDG_RUNTIME_DIR/spice-agent/authority.sock, else /tmp/spice-agent-<uid>/authority.sock.")
+                    + "Default: $XDG_RUNTIME_DIR/spice-agent/authority.sock, else /tmp/spice-agent-<uid>/authority.sock "
+                    + "(/private/tmp/... on macOS, where /tmp is a symbolic link).")
     String socket;
 
     @Option(names = "--listen", paramLabel = "HOST:PORT",
