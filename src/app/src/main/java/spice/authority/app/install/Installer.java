@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -268,11 +269,21 @@ final class Installer {
             switch (want.get(p)) {
                 case CopyOf c -> {
                     if (!inPlace) {
-                        replace(p, tmp -> Files.copy(c.source(), tmp, StandardCopyOption.COPY_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS));
+                        replace(p, tmp -> {
+                            Files.copy(c.source(), tmp, StandardCopyOption.COPY_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS);
+                            // SECURITY: what runs at every login is what was planned (and listed in the
+                            // manifest): a source file changed since (say, in a directory others can
+                            // write) is refused, and no one but the user may change the copy.
+                            if (!Manifest.sha256(tmp).equals(c.sha256())) {
+                                throw new IOException(c.source() + " changed while it was installed; nothing of it was "
+                                        + "installed: run the install again");
+                            }
+                            dropOthersWrite(tmp);
+                        });
                     }
                 }
                 case Content c -> replace(p, tmp -> {
-                    Files.write(tmp, c.bytes());
+                    Files.write(tmp, c.bytes(), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
                     setMode(tmp, "rw-r--r--");
                 });
                 case LinkTo l -> replace(p, tmp -> Files.createSymbolicLink(tmp, l.target()));
@@ -443,14 +454,26 @@ final class Installer {
     private void writeManifest(Manifest m) throws IOException {
         byte[] b = m.encode();
         replace(manifestFile(), tmp -> {
-            Files.write(tmp, b);
+            Files.write(tmp, b, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
             setMode(tmp, "rw-r--r--");
         });
+    }
+
+    /** SECURITY: the installed tree is the user's alone to change, whatever the source's modes. */
+    private static void dropOthersWrite(Path p) throws IOException {
+        if (p.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+            Set<java.nio.file.attribute.PosixFilePermission> perms = Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS);
+            if (perms.remove(java.nio.file.attribute.PosixFilePermission.GROUP_WRITE)
+                    | perms.remove(java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE)) {
+                Files.setPosixFilePermissions(p, perms);
+            }
+        }
     }
 
     private static void createDirectory(Path d) throws IOException {
         try {
             Files.createDirectory(d);
+            setMode(d, "rwxr-xr-x"); // SECURITY: whatever the umask, only the user writes in it
         } catch (FileAlreadyExistsException e) {
             if (!Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)) {
                 throw e;

@@ -104,6 +104,36 @@ class InstallCommandTest {
                 + "  systemctl --user daemon-reload\n  systemctl --user enable spice-authority.service\n  systemctl --user restart spice-authority.service\n");
     }
 
+    /**
+     * What the service manager runs at every login is the user's alone to change: a source built
+     * group- or world-writable is installed without those rights (and the directories the install
+     * creates are 0755 whatever the umask).
+     */
+    @Test
+    void install_sourceWritableByOthers_installedWritableByTheUserOnly(@TempDir Path tmp) throws IOException {
+        Path image = linuxImage(tmp.resolve("build"), "0.1.0");
+        java.nio.file.Files.setPosixFilePermissions(image.resolve("lib/app/lib/main/a.jar"),
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-rw-"));
+        java.nio.file.Files.setPosixFilePermissions(image.resolve("bin/spice-authority"),
+                java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxr-x"));
+        Path home = Files.createDirectory(tmp.resolve("home"));
+
+        Run r = run(new InstallCommand(linux(home, new Recorder("offline"))), "--user", "--from", image.toString());
+
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        Path dir = installed(home, "0.1.0");
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(
+                Files.getPosixFilePermissions(dir.resolve("lib/app/lib/main/a.jar")))).isEqualTo("rw-r--r--");
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(
+                Files.getPosixFilePermissions(dir.resolve("bin/spice-authority")))).isEqualTo("rwxr-xr-x");
+        try (java.util.stream.Stream<Path> all = Files.walk(dir)) {
+            for (Path p : all.filter(Files::isDirectory).toList()) {
+                assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(p)))
+                        .as(p.toString()).isEqualTo("rwxr-xr-x");
+            }
+        }
+    }
+
     @Test
     void install_userSystemdReachable_reloadsEnablesAndRestartsTheUnit(@TempDir Path tmp) throws IOException {
         Path image = linuxImage(tmp.resolve("build"), "0.1.0");
