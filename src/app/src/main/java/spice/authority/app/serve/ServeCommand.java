@@ -333,6 +333,13 @@ public final class ServeCommand implements Callable<Integer> {
         if (endpointDir.identity().equals(authorityDir.identity())) {
             throw new Refusal(endpointDir.path() + ": IDENTITY (the endpoint directory must be apart from the authority directory)");
         }
+        // Nor inside it, nor around it (both paths are absolute and clean: the walk refused any other).
+        String a = authorityDir.path();
+        String e = endpointDir.path();
+        if (e.startsWith(a + "/") || a.startsWith(e + "/")) {
+            throw new Refusal(e + ": NAME (the endpoint directory must be apart from the authority directory " + a
+                    + ", neither inside it nor around it)");
+        }
         String name = file.substring(lastSeparator(file) + 1);
         if (name.startsWith("identity.") || name.startsWith("run-") || name.endsWith(".lock") || name.startsWith(".")) {
             throw new Refusal(file + ": NAME (reserved for authority files; choose another name)");
