@@ -136,9 +136,14 @@ final class Installer {
         for (PlatformLayout.Link l : layout.links(launcher)) {
             want.put(l.path(), new LinkTo(l.target()));
         }
-        for (Path p : want.keySet()) {
-            if (p.toString().contains("\t") || p.toString().contains("\n")) {
-                throw new InstallRefusedException(p + ": tab or newline in a path");
+        // SECURITY: the manifest is one entry per line, tab-separated, and uninstall removes what it
+        // lists: no control character (a carriage return, a newline, a tab) in any path or link target.
+        for (Map.Entry<Path, Want> e : want.entrySet()) {
+            if (hasControlCharacter(e.getKey().toString())) {
+                throw new InstallRefusedException(printable(e.getKey().toString()) + ": a control character in a path");
+            }
+            if (e.getValue() instanceof LinkTo l && hasControlCharacter(l.target().toString())) {
+                throw new InstallRefusedException(printable(e.getKey().toString()) + ": a control character in its link target");
             }
         }
 
@@ -457,6 +462,17 @@ final class Installer {
             Files.write(tmp, b, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
             setMode(tmp, "rw-r--r--");
         });
+    }
+
+    private static boolean hasControlCharacter(String s) {
+        return s.chars().anyMatch(c -> c < 0x20 || c == 0x7f);
+    }
+
+    /** {@code s} with control characters shown as {@code \\uXXXX}, for a one-line message. */
+    private static String printable(String s) {
+        StringBuilder b = new StringBuilder();
+        s.chars().forEach(c -> b.append(c < 0x20 || c == 0x7f ? String.format("\\u%04x", c) : String.valueOf((char) c)));
+        return b.toString();
     }
 
     /** SECURITY: the installed tree is the user's alone to change, whatever the source's modes. */

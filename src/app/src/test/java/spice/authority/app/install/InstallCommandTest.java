@@ -149,6 +149,31 @@ class InstallCommandTest {
                 List.of("systemctl", "--user", "restart", "spice-authority.service"));
     }
 
+    /**
+     * The manifest is one entry per line and uninstall removes what it lists: a link target or a
+     * name with a line break (which would forge an entry naming any file of the user's) is
+     * refused before anything is written.
+     */
+    @Test
+    void install_controlCharacterInANameOrLinkTarget_refused_andNothingChanged(@TempDir Path tmp) throws IOException {
+        for (String which : List.of("link", "name")) {
+            Path image = linuxImage(tmp.resolve("build-" + which), "0.1.0");
+            if (which.equals("link")) {
+                Files.createSymbolicLink(image.resolve("lib/forged"), Path.of("x\nfile\tabc\t" + tmp.resolve("victim")));
+            } else {
+                InstallFixture.write(image.resolve("lib/a\rb.jar"), "b", "rw-r--r--");
+            }
+            Path home = Files.createDirectory(tmp.resolve("home-" + which));
+            Map<String, String> before = tree(home);
+
+            Run r = run(new InstallCommand(linux(home, new Recorder("running"))), "--user", "--from", image.toString());
+
+            assertThat(r.exitCode()).as(which).isEqualTo(1);
+            assertThat(r.err()).as(which).contains("control character").doesNotContain("\n" + "file");
+            assertThat(tree(home)).as(which + ": nothing changed").isEqualTo(before);
+        }
+    }
+
     @Test
     void install_twice_secondChangesNothingAndRunsNothing(@TempDir Path tmp) throws IOException {
         Path image = linuxImage(tmp.resolve("build"), "0.1.0");
