@@ -333,12 +333,13 @@ public final class ServeCommand implements Callable<Integer> {
         if (endpointDir.identity().equals(authorityDir.identity())) {
             throw new Refusal(endpointDir.path() + ": IDENTITY (the endpoint directory must be apart from the authority directory)");
         }
-        // Nor inside it, nor around it (both paths are absolute and clean: the walk refused any other).
+        // Nor inside it (both paths are absolute and clean: the walk refused any other). A parent
+        // holding both, each in its own directory, keeps them apart.
         String a = authorityDir.path();
         String e = endpointDir.path();
-        if (e.startsWith(a + "/") || a.startsWith(e + "/")) {
+        if (e.startsWith(a + "/")) {
             throw new Refusal(e + ": NAME (the endpoint directory must be apart from the authority directory " + a
-                    + ", neither inside it nor around it)");
+                    + ", not inside it)");
         }
         String name = file.substring(lastSeparator(file) + 1);
         if (name.startsWith("identity.") || name.startsWith("run-") || name.endsWith(".lock") || name.startsWith(".")) {

@@ -201,10 +201,8 @@ class HelperEndToEndIT {
         Path other = root.resolve("other-authority");
         for (List<String> args : List.of(
                 List.of("serve", "--authority-dir", other.toString(), "--socket", other.resolve("authority.sock").toString()),
-                // inside the authority directory, and around it
+                // inside the authority directory
                 List.of("serve", "--authority-dir", other.toString(), "--socket", other.resolve("ep/x.sock").toString()),
-                List.of("serve", "--authority-dir", root.resolve("ep6/inner").toString(), "--socket",
-                        root.resolve("ep6/x.sock").toString()),
                 List.of("serve", "--authority-dir", other.toString(), "--socket", root.resolve("ep3/identity.key").toString()),
                 List.of("serve", "--authority-dir", other.toString(), "--listen", "127.0.0.1:0", "--token-file",
                         root.resolve("ep4/run-x.state").toString()))) {
