@@ -59,15 +59,23 @@ class HostEngineIT {
 
     @AfterEach
     void tearDown() throws Exception {
-        for (Session s : sessions) {
-            try {
-                client.closeSession(s);
-            } catch (IOException ignored) {
-                // already closed by the test
+        try {
+            for (Session s : sessions) {
+                try {
+                    client.closeSession(s);
+                } catch (IOException ignored) {
+                    // already closed by the test
+                }
+            }
+            if (helper != null) {
+                helper.close();
+            }
+        } finally {
+            // Also when the helper never started: no temporary directory is left behind.
+            if (root != null) {
+                HelperProcess.deleteTree(root);
             }
         }
-        helper.close();
-        HelperProcess.deleteTree(root);
     }
 
     private Authority authority() throws IOException {
