@@ -547,6 +547,11 @@ public class SessionRegistry {
         }
         LOG.infof("session for pid %d closed: %s", s.pid(), reason);
         metrics.sessionClosed();
+        rethrow(failure);
+    }
+
+    /** Throws {@code failure} as it is (a RuntimeException or an Error), if there is one. */
+    private static void rethrow(Throwable failure) {
         if (failure instanceof Error e) {
             throw e;
         }
@@ -574,9 +579,20 @@ public class SessionRegistry {
         }
     }
 
+    /**
+     * Closes every session, each whatever another's close threw (since {@link #close} throws its
+     * first failure once done, one session's Error would otherwise leave the rest holding their
+     * runs' locks at shutdown); the first failure is thrown at the end.
+     */
     public void closeAll(String reason) {
+        Throwable failure = null;
         for (Session s : sessions.values().toArray(Session[]::new)) {
-            close(s, reason);
+            try {
+                close(s, reason);
+            } catch (RuntimeException | Error e) {
+                failure = firstOf(failure, e);
+            }
         }
+        rethrow(failure);
     }
 }

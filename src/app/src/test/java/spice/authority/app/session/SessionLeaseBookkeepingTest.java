@@ -153,6 +153,26 @@ class SessionLeaseBookkeepingTest {
         assertThat(authority.outstandingLeases()).as("both store leases given back").isZero();
     }
 
+    /** At shutdown one session's failing close does not keep the other sessions' leases. */
+    @Test
+    void closeAll_closesEverySessionThoughOneCloseThrows_thenThrowsIt() throws Exception {
+        Session s1 = registry.open(host.pid(), true);
+        Session s2 = registry.open(host.pid(), true);
+        ActiveRun a = authority.start(RunId.parse("run-a").orElseThrow(), Cancellation.none());
+        ActiveRun b = authority.start(RunId.parse("run-b").orElseThrow(), Cancellation.none());
+        registry.own(s1, a);
+        registry.own(s2, b);
+        failingUnlocks.add(RecordCodec.fileStem("run-a") + ".lock");
+        failingUnlocks.add(RecordCodec.fileStem("run-b") + ".lock");
+
+        assertThatThrownBy(() -> registry.closeAll("test: shutting down")).isInstanceOf(OutOfMemoryError.class);
+        assertThat(s1.isClosed()).isTrue();
+        assertThat(s2.isClosed()).isTrue();
+        assertThat(a.isClosed()).isTrue();
+        assertThat(b.isClosed()).isTrue();
+        assertThat(authority.outstandingLeases()).isZero();
+    }
+
     @Test
     void forget_ofTheLeaseItHolds_dropsIt() throws Exception {
         Session s = registry.open(host.pid(), true);

@@ -14,9 +14,23 @@ interface CleanUp {
 
     /** Runs {@code call} uninterrupted, then restores the thread's interrupt status. */
     static void uninterrupted(CleanUp call) throws IOException {
+        uninterrupted(() -> {
+            call.run();
+            return null;
+        });
+    }
+
+    /** A call with an answer, for {@link #uninterrupted(Answering)}. */
+    @FunctionalInterface
+    interface Answering<T> {
+        T call() throws IOException;
+    }
+
+    /** {@link #uninterrupted(CleanUp)} for a call whose answer is needed (a FAILED tombstone's sign). */
+    static <T> T uninterrupted(Answering<T> call) throws IOException {
         boolean interrupted = Thread.interrupted();
         try {
-            call.run();
+            return call.call();
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();

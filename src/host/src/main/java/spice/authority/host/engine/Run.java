@@ -268,14 +268,23 @@ public final class Run {
         }
     }
 
-    /** After a lost resume answer: whether the helper shows the run ACTIVE, owned and not fenced. */
+    /** After a lost resume answer: whether the helper shows this session's lease held. */
     private boolean resumedAtHelper() {
         try {
             spice.authority.host.RunView v = engine.authority().inspect(runId);
-            return runId.equals(v.runId()) && "ACTIVE".equals(v.phase()) && v.owned() && !v.fenced();
+            return runId.equals(v.runId()) && leaseHeld(v);
         } catch (IOException | RuntimeException unknown) {
             return false;
         }
+    }
+
+    /**
+     * Whether the helper's view of this run shows this session's lease: ACTIVE, owned and not
+     * fenced. An ACTIVE run cannot be owned by another session (import refuses it, a start needs
+     * no record), so owned means this one.
+     */
+    private boolean leaseHeld(spice.authority.host.RunView v) {
+        return "ACTIVE".equals(v.phase()) && v.owned() && !v.fenced();
     }
 
     /**
@@ -293,7 +302,7 @@ public final class Run {
             if (!runId.equals(v.runId())) {
                 return; // an answer about another run proves nothing about this one
             }
-            if ("ACTIVE".equals(v.phase()) && v.owned() && !v.fenced()) {
+            if (leaseHeld(v)) {
                 return;
             }
             seen = v.phase() + (v.owned() ? ", owned" : ", owned by no session") + (v.fenced() ? ", fenced" : "");
@@ -428,9 +437,7 @@ public final class Run {
                 // A run often fails because its thread was interrupted: the tombstone is still
                 // written (the interrupt is kept for the caller), or the helper would keep the run
                 // ACTIVE and owned until the session ends.
-                byte[][] signed = new byte[1][];
-                CleanUp.uninterrupted(() -> signed[0] = engine.authority().sign(runId, failed));
-                envelope = signed[0];
+                envelope = CleanUp.uninterrupted(() -> engine.authority().sign(runId, failed));
                 pendingPayload = null;
             }
         } catch (IOException | PayloadRejectedException e) {
