@@ -17,9 +17,12 @@ import picocli.CommandLine.Spec;
             "a link ~/.local/bin/spice-authority, and the systemd user unit",
             "spice-authority.service; macOS: ~/Library/Application Support/spice-authority",
             "and a launchd agent; Windows: %%LOCALAPPDATA%%\\Programs\\spice-authority and a",
-            "scheduled task at logon. Re-installing the same version changes nothing. Files",
+            "scheduled task at logon. Re-installing the same version changes no file, and",
+            "starts the helper only when the service manager says it is not running. Files",
             "that install did not write are never overwritten: install refuses instead (the",
-            "manifest in the install directory lists every file it wrote with its SHA-256)."
+            "manifest in the install directory lists every file it wrote with its SHA-256).",
+            "systemctl, launchctl and schtasks are run from the system's directories, never",
+            "from PATH."
         },
         footerHeading = "%nExit codes:%n",
         footer = {

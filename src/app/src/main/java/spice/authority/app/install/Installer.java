@@ -111,6 +111,7 @@ final class Installer {
             throw new InstallRefusedException(source + ": the app-image and the install location " + imageDir + " overlap");
         }
         Manifest old = Manifest.read(manifestFile());
+        confine(old);
 
         // What should exist afterwards, in creation order.
         Map<Path, Want> want = new LinkedHashMap<>();
@@ -250,6 +251,12 @@ final class Installer {
 
         if (!changed) {
             out.println("spice-authority " + version + " is already installed in " + imageDir + "; nothing changed");
+            // An earlier install whose start failed (or a helper stopped since) is started again; a
+            // running one is left alone, so a no-op install drops no host's session.
+            if (layout.serviceManagerReachable() && layout.helperRunning().equals(Optional.of(false))) {
+                out.println("the helper is not running; starting it");
+                return runSteps(layout.activate(launcher), "to start the helper now and at every login, run:");
+            }
             return 0;
         }
 
@@ -368,6 +375,7 @@ final class Installer {
     int uninstall(boolean dryRun) throws InstallRefusedException, IOException {
         Path mf = manifestFile();
         Manifest m = Manifest.read(mf);
+        confine(m);
         if (m.entries().isEmpty()) {
             out.println("nothing to uninstall: no install manifest at " + mf);
             return 0;
@@ -398,6 +406,13 @@ final class Installer {
             return 0;
         }
         int code = runSteps(layout.deactivate(), "the helper may still be registered; stop it with:");
+        // SECURITY: the files of a helper that still runs are not removed from under it (its
+        // registration gone, it would run on unseen until the next logout).
+        if (layout.serviceManagerReachable() && layout.helperRunning().equals(Optional.of(true))) {
+            throw new InstallRefusedException("the helper still runs after "
+                    + String.join("; ", layout.deactivate().stream().map(Step::display).toList())
+                    + "; nothing was removed: stop it, then run uninstall again");
+        }
         for (Path p : files) {
             Files.deleteIfExists(p);
         }
@@ -417,6 +432,49 @@ final class Installer {
     }
 
     // ---- helpers -----------------------------------------------------------------------------
+
+    /**
+     * SECURITY: install replaces, and uninstall removes, what the manifest lists; so every entry
+     * must be a place install writes: below the install root, a registration file or link of this
+     * layout, or (directories) one of their ancestors. A manifest naming anything else (edited, or
+     * written under other HOME or XDG_* settings) is refused before anything changes.
+     */
+    private void confine(Manifest m) throws InstallRefusedException {
+        Path root = layout.installRoot();
+        Path anyLauncher = layout.launcherIn(root);
+        Set<Path> places = new LinkedHashSet<>();
+        layout.registration(anyLauncher).forEach(g -> places.add(g.path()));
+        layout.links(anyLauncher).forEach(l -> places.add(l.path()));
+        Set<Path> ancestors = new LinkedHashSet<>();
+        for (Path p : places) {
+            for (Path a = p.getParent(); a != null; a = a.getParent()) {
+                ancestors.add(a);
+            }
+        }
+        for (Path a = root.getParent(); a != null; a = a.getParent()) {
+            ancestors.add(a);
+        }
+        for (Map.Entry<Path, Manifest.Entry> e : m.entries().entrySet()) {
+            Path p = e.getKey();
+            // (No ".." below the root: through a link it would lead anywhere.)
+            boolean ours = places.contains(p) || (e.getValue() instanceof Manifest.Dir && ancestors.contains(p))
+                    || (p.startsWith(root) && below(root, p));
+            if (!ours) {
+                throw new InstallRefusedException(printable(p.toString()) + ": listed in the install manifest "
+                        + manifestFile() + " but not a place install writes (with this HOME and XDG_* settings); "
+                        + "nothing was changed");
+            }
+        }
+    }
+
+    private static boolean below(Path root, Path p) {
+        for (Path c : root.relativize(p)) {
+            if (c.toString().equals("..") || c.toString().equals(".")) {
+                return false;
+            }
+        }
+        return true;
+    }
 
     /** Runs the steps when the service manager is reachable; otherwise prints them. */
     private int runSteps(List<Step> steps, String manualHeading) {

@@ -3,6 +3,7 @@ package spice.authority.app.install;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -13,6 +14,9 @@ import java.util.Set;
  */
 final class LinuxLayout implements PlatformLayout {
     static final String UNIT = NAME + ".service";
+    /** {@code systemctl is-active} states: the unit's process may be running, or certainly is not. */
+    private static final Set<String> UP = Set.of("active", "activating", "reloading", "deactivating", "refreshing");
+    private static final Set<String> DOWN = Set.of("inactive", "failed");
     private static final Set<String> REACHABLE = Set.of("running", "degraded", "starting", "initializing", "maintenance");
 
     private final Environment env;
@@ -85,6 +89,16 @@ final class LinuxLayout implements PlatformLayout {
     public boolean serviceManagerReachable() {
         CommandRunner.Result r = env.commands().run(List.of("systemctl", "--user", "is-system-running"));
         return r.exitCode() != 127 && REACHABLE.contains(r.out().strip());
+    }
+
+    @Override
+    public Optional<Boolean> helperRunning() {
+        CommandRunner.Result r = env.commands().run(List.of("systemctl", "--user", "is-active", UNIT));
+        String state = r.out().strip();
+        if (UP.contains(state)) {
+            return Optional.of(true);
+        }
+        return DOWN.contains(state) ? Optional.of(false) : Optional.empty();
     }
 
     @Override

@@ -3,6 +3,7 @@ package spice.authority.app.install;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * macOS: the app bundle in {@code ~/Library/Application Support/spice-authority/VERSION/},
@@ -87,6 +88,16 @@ final class MacLayout implements PlatformLayout {
     @Override
     public boolean serviceManagerReachable() {
         return env.commands().run(List.of("launchctl", "print", domain())).exitCode() == 0;
+    }
+
+    /** Loaded and running: {@code launchctl print} of the job says {@code state = running}; not loaded: false. */
+    @Override
+    public Optional<Boolean> helperRunning() {
+        CommandRunner.Result r = env.commands().run(List.of("launchctl", "print", domain() + "/" + LABEL));
+        if (r.exitCode() == 127 || r.exitCode() == 124 || r.exitCode() == 130) {
+            return Optional.empty();
+        }
+        return Optional.of(r.exitCode() == 0 && r.out().lines().anyMatch(l -> l.strip().equals("state = running")));
     }
 
     @Override

@@ -2,6 +2,7 @@ package spice.authority.app.install;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Where a per-user install goes on one platform and how the helper is registered to run at login.
@@ -55,6 +56,16 @@ sealed interface PlatformLayout permits LinuxLayout, MacLayout, WindowsLayout {
 
     /** Commands to run once the registration's files are gone. */
     List<Step> afterRemoval();
+
+    /**
+     * Asks the service manager whether the helper it runs is up now (only asks, like
+     * {@link #serviceManagerReachable()}).
+     *
+     * @return true while it runs (or is starting or stopping), false when it is stopped, failed or
+     *     not registered, empty when the answer cannot be told (an unexpected answer, or a platform
+     *     where the question is not asked)
+     */
+    Optional<Boolean> helperRunning();
 
     /** A file generated for the registration. */
     record GeneratedFile(Path path, byte[] content, String what) {}

@@ -13,12 +13,13 @@ import picocli.CommandLine.Spec;
             "Stop and unregister the helper, then remove what 'install --user' wrote.",
             "Removes exactly the files listed in its manifest, and the directories it",
             "created when they are empty. Never removes the authority directory or anything",
-            "else. A listed file changed since install is refused."
+            "else. A listed file changed since install, a manifest naming a place install",
+            "does not write, and a helper still running after it was stopped are refused."
         },
         footerHeading = "%nExit codes:%n",
         footer = {
             "  0  uninstalled (or nothing to uninstall)",
-            "  1  refused: one line says which path and why; nothing was changed",
+            "  1  refused: one line says what and why; nothing was removed",
             "  2  usage error",
             "",
             "Examples:",

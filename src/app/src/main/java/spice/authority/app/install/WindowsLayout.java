@@ -117,6 +117,12 @@ final class WindowsLayout implements PlatformLayout {
         return env.commands().run(List.of("schtasks", "/Query", "/TN", "\\")).exitCode() == 0;
     }
 
+    /** Not asked: {@code schtasks /Query} words its status in the system's language. */
+    @Override
+    public Optional<Boolean> helperRunning() {
+        return Optional.empty();
+    }
+
     @Override
     public List<Step> activate(Path installedLauncher) {
         return List.of(

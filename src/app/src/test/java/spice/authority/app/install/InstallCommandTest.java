@@ -181,7 +181,7 @@ class InstallCommandTest {
         assertThat(run(new InstallCommand(linux(home, new Recorder("running"))), "--user", "--from", image.toString()).exitCode()).isZero();
         Map<String, String> after1 = treeWithTimes(home);
 
-        Recorder rec = new Recorder("running");
+        Recorder rec = new Recorder("running", true);
         Run again = run(new InstallCommand(linux(home, rec)), "--user", "--from", image.toString());
 
         assertThat(again.exitCode()).as(again.err()).isZero();
@@ -190,6 +190,87 @@ class InstallCommandTest {
         assertThat(rec.actions()).isEmpty();
         Run dry = run(new InstallCommand(linux(home, rec)), "--user", "--dry-run", "--from", image.toString());
         assertThat(dry.out()).contains("unchanged 9 files and links").doesNotContain("write ").doesNotContain("run  ");
+    }
+
+    /** An install whose start failed (or a helper stopped since) is started by the next install. */
+    @Test
+    void install_twice_helperNotRunning_secondStartsIt_andWritesNothing(@TempDir Path tmp) throws IOException {
+        Path image = linuxImage(tmp.resolve("build"), "0.1.0");
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        assertThat(run(new InstallCommand(linux(home, new Recorder("offline"))), "--user", "--from", image.toString()).exitCode()).isZero();
+        Map<String, String> after1 = treeWithTimes(home);
+
+        Recorder rec = new Recorder("running", false);
+        Run again = run(new InstallCommand(linux(home, rec)), "--user", "--from", image.toString());
+
+        assertThat(again.exitCode()).as(again.err()).isZero();
+        assertThat(again.out()).startsWith("spice-authority 0.1.0 is already installed in " + installed(home, "0.1.0")
+                + "; nothing changed\nthe helper is not running; starting it\n");
+        assertThat(treeWithTimes(home)).isEqualTo(after1);
+        assertThat(rec.actions()).containsExactly(
+                List.of("systemctl", "--user", "daemon-reload"),
+                List.of("systemctl", "--user", "enable", "spice-authority.service"),
+                List.of("systemctl", "--user", "restart", "spice-authority.service"));
+        assertThat(rec.active).isTrue();
+    }
+
+    /** A helper the service manager failed to stop keeps its files: nothing is removed under it. */
+    @Test
+    void uninstall_helperStillRunningAfterDisable_refused_andNothingRemoved(@TempDir Path tmp) throws IOException {
+        Path image = linuxImage(tmp.resolve("build"), "0.1.0");
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        assertThat(run(new InstallCommand(linux(home, new Recorder("running"))), "--user", "--from", image.toString()).exitCode()).isZero();
+        Map<String, String> before = tree(home);
+        Recorder rec = new Recorder("running", true);
+        rec.stuck = true;
+
+        Run r = run(new UninstallCommand(linux(home, rec)), "--user");
+
+        assertThat(r.exitCode()).isEqualTo(1);
+        assertThat(r.err()).isEqualTo("spice-authority: refused: the helper still runs after systemctl --user disable --now "
+                + "spice-authority.service; nothing was removed: stop it, then run uninstall again\n");
+        assertThat(tree(home)).isEqualTo(before);
+        assertThat(rec.actions()).containsExactly(List.of("systemctl", "--user", "disable", "--now", "spice-authority.service"));
+
+        rec.stuck = false;
+        Run retry = run(new UninstallCommand(linux(home, rec)), "--user");
+        assertThat(retry.exitCode()).as(retry.err()).isZero();
+        assertThat(retry.out()).contains("uninstalled spice-authority 0.1.0");
+    }
+
+    /**
+     * Uninstall removes, and install replaces, what the manifest lists: an entry outside the places
+     * install writes (an edited manifest) is refused before anything changes.
+     */
+    @Test
+    void manifestEntryOutsideTheInstall_refusedByUninstallAndInstall_andNothingChanged(@TempDir Path tmp) throws IOException {
+        Path image = linuxImage(tmp.resolve("build"), "0.1.0");
+        Path home = Files.createDirectory(tmp.resolve("home"));
+        assertThat(run(new InstallCommand(linux(home, new Recorder("offline"))), "--user", "--from", image.toString()).exitCode()).isZero();
+        Path victim = home.resolve(".bashrc");
+        Files.writeString(victim, "mine\n", StandardCharsets.UTF_8);
+        Path manifest = home.resolve(".local/share/spice-authority").resolve(Manifest.FILE_NAME);
+        String original = Files.readString(manifest, StandardCharsets.UTF_8);
+        String entry = original.lines().filter(l -> l.startsWith("file\t")).findFirst().orElseThrow();
+        String hash = entry.split("\t")[1];
+        Path sneaky = home.resolve(".local/share/spice-authority/../../../.bashrc");
+        for (Path forged : List.of(victim, sneaky)) {
+            Files.writeString(manifest, original + "file\t" + hash + "\t" + forged + "\n", StandardCharsets.UTF_8);
+            Map<String, String> before = treeWithTimes(home);
+            Recorder rec = new Recorder("running", true);
+
+            Run un = run(new UninstallCommand(linux(home, rec)), "--user");
+            Run in = run(new InstallCommand(linux(home, rec)), "--user", "--from", image.toString());
+
+            for (Run r : List.of(un, in)) {
+                assertThat(r.exitCode()).as(forged.toString()).isEqualTo(1);
+                assertThat(r.err()).as(forged.toString()).isEqualTo("spice-authority: refused: " + forged + ": listed in the install manifest "
+                        + manifest + " but not a place install writes (with this HOME and XDG_* settings); nothing was changed\n");
+            }
+            assertThat(treeWithTimes(home)).isEqualTo(before);
+            assertThat(rec.actions()).isEmpty();
+        }
+        assertThat(victim).hasContent("mine");
     }
 
     @Test

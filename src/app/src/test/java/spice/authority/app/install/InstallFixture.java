@@ -26,27 +26,49 @@ final class InstallFixture {
     /** Exit code and output of one command run. */
     record Run(int exitCode, String out, String err) {}
 
-    /** Records every external command; answers {@code is-system-running} with {@code systemdState}. */
+    /**
+     * Records every external command; answers {@code is-system-running} with {@code systemdState},
+     * and {@code is-active} from the unit's state, which {@code restart} sets and
+     * {@code disable --now} clears (unless {@code stuck}: a unit that does not stop).
+     */
     static final class Recorder implements CommandRunner {
+        private static final List<String> REACHABILITY = List.of("systemctl", "--user", "is-system-running");
+        private static final List<String> IS_ACTIVE = List.of("systemctl", "--user", "is-active", "spice-authority.service");
+
         final List<List<String>> commands = Collections.synchronizedList(new ArrayList<>());
         final String systemdState;
+        volatile boolean active;
+        volatile boolean stuck;
 
         Recorder(String systemdState) {
+            this(systemdState, false);
+        }
+
+        Recorder(String systemdState, boolean active) {
             this.systemdState = systemdState;
+            this.active = active;
         }
 
         @Override
         public Result run(List<String> argv) {
             commands.add(List.copyOf(argv));
-            if (argv.equals(List.of("systemctl", "--user", "is-system-running"))) {
+            if (argv.equals(REACHABILITY)) {
                 return new Result(systemdState.equals("running") ? 0 : 1, systemdState);
+            }
+            if (argv.equals(IS_ACTIVE)) {
+                return active ? new Result(0, "active") : new Result(3, "inactive");
+            }
+            if (argv.size() > 2 && argv.get(2).equals("restart")) {
+                active = true;
+            } else if (argv.size() > 3 && argv.get(2).equals("disable") && argv.get(3).equals("--now") && !stuck) {
+                active = false;
             }
             return new Result(0, "");
         }
 
-        /** The commands other than the reachability query. */
+        /** The commands other than the queries (reachability, is-active). */
         List<List<String>> actions() {
-            return commands.stream().filter(c -> !c.equals(List.of("systemctl", "--user", "is-system-running"))).toList();
+            return commands.stream().filter(c -> !c.equals(REACHABILITY) && !c.equals(IS_ACTIVE)).toList();
         }
     }
 

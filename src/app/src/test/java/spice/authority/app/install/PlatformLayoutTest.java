@@ -45,6 +45,33 @@ class PlatformLayoutTest {
         assertThat(out).as("no warnings").isEmpty();
     }
 
+    /** What the service manager's answer means: running, stopped, or cannot tell (never a guess). */
+    @Test
+    void helperRunning_readsTheServiceManagersAnswer(@TempDir Path home) throws InstallRefusedException {
+        for (var c : List.of(
+                Map.entry(new CommandRunner.Result(0, "active"), Optional.of(true)),
+                Map.entry(new CommandRunner.Result(0, "reloading"), Optional.of(true)),
+                Map.entry(new CommandRunner.Result(3, "deactivating"), Optional.of(true)),
+                Map.entry(new CommandRunner.Result(3, "inactive"), Optional.of(false)),
+                Map.entry(new CommandRunner.Result(3, "failed"), Optional.of(false)),
+                Map.entry(new CommandRunner.Result(127, ""), Optional.<Boolean>empty()),
+                Map.entry(new CommandRunner.Result(1, "Failed to connect to bus"), Optional.<Boolean>empty()))) {
+            CommandRunner answer = argv -> argv.equals(List.of("systemctl", "--user", "is-active", "spice-authority.service"))
+                    ? c.getKey() : new CommandRunner.Result(99, "");
+            assertThat(new LinuxLayout(InstallFixture.linux(home, answer)).helperRunning()).as(c.getKey().toString()).isEqualTo(c.getValue());
+        }
+        for (var c : List.of(
+                Map.entry(new CommandRunner.Result(0, "gui/501/spice-authority = {\n\tstate = running\n}"), Optional.of(true)),
+                Map.entry(new CommandRunner.Result(0, "gui/501/spice-authority = {\n\tstate = not running\n}"), Optional.of(false)),
+                Map.entry(new CommandRunner.Result(113, "Could not find service"), Optional.of(false)),
+                Map.entry(new CommandRunner.Result(127, ""), Optional.<Boolean>empty()))) {
+            CommandRunner answer = argv -> argv.size() == 3 && argv.get(1).equals("print") && argv.get(2).startsWith("gui/501/")
+                    ? c.getKey() : new CommandRunner.Result(99, "");
+            Environment mac = new Environment(Map.of("HOME", home.toString()), Os.MACOS, 501, Optional.empty(), answer);
+            assertThat(new MacLayout(mac).helperRunning()).as(c.getKey().toString()).isEqualTo(c.getValue());
+        }
+    }
+
     @Test
     void execStart_pathWithSpacesAndPercent_isQuotedAndEscaped() {
         assertThat(LinuxLayout.execArg("/home/a b/100%/x$y")).isEqualTo("\"/home/a b/100%%/x$$y\"");

@@ -2,6 +2,7 @@ package spice.authority.app.install;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -114,6 +115,27 @@ class SystemCommandRunnerTest {
         CommandRunner.Result r = new SystemCommandRunner(Duration.ofSeconds(20))
                 .run(List.of("/nonexistent/spice-authority-no-such-command"));
         assertThat(r).isEqualTo(new CommandRunner.Result(127, ""));
+    }
+
+    /**
+     * A bare name is looked up in the system's directories, never in PATH: a {@code systemctl}
+     * planted early in the user's PATH is not the one run.
+     */
+    @Test
+    void bareName_resolvedInSystemDirectories_notInPath(@TempDir Path tmp) throws IOException {
+        Path planted = tmp.resolve("sh");
+        Files.writeString(planted, "#!/bin/sh\necho planted\n");
+        Files.setPosixFilePermissions(planted, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+
+        assertThat(SystemCommandRunner.resolve("sh")).get().asString().matches("/(usr/)?bin/sh");
+        assertThat(SystemCommandRunner.resolve("spice-authority-no-such-command")).isEmpty();
+        assertThat(SystemCommandRunner.resolve(planted.toString())).contains(planted.toString());
+        CommandRunner.Result absent = new SystemCommandRunner(Duration.ofSeconds(20)).run(List.of("spice-authority-no-such-command"));
+        assertThat(absent).isEqualTo(new CommandRunner.Result(127, ""));
+        // What runs is the resolved program: the shell sees its absolute path as $0, not the bare name.
+        CommandRunner.Result r = new SystemCommandRunner(Duration.ofSeconds(20)).run(List.of("sh", "-c", "echo \"$0\""));
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.out()).matches("/(usr/)?bin/sh");
     }
 
     private static Set<Long> liveChildren() {
