@@ -13,6 +13,12 @@ package spice.authority.os.posix;
  * At most one {@code fsync} of this directory is in flight through this object; the file data
  * flushes of concurrent writers are not serialized by it. A waiting writer is not interruptible
  * (it cannot learn the outcome any other way); an interrupt is kept for after the wait.
+ *
+ * <p><b>A failed {@code fsync} is final.</b> Once the kernel has reported a failed flush of this
+ * directory, every later {@link #flush} fails too, without calling {@code fsync} again: the
+ * kernel reports a writeback error once per open file and may have dropped the entries it could
+ * not write, so a later {@code fsync} that succeeds proves nothing about renames made before it.
+ * Only opening the directory again (a restart of the helper) clears it.
  */
 final class DirectoryFlush {
     private final Syscalls sys;
@@ -22,6 +28,8 @@ final class DirectoryFlush {
     private Batch open = new Batch();
     /** Whether a leader is flushing (a batch that is no longer {@link #open}). Guarded by {@link #lock}. */
     private boolean flushing;
+    /** The errno of the first failed {@code fsync}, 0 while none failed. Guarded by {@link #lock}. */
+    private int failedErrno;
 
     /** One batch of writers: done once its flush returned, with its failure if it failed. */
     private static final class Batch {
@@ -47,6 +55,12 @@ final class DirectoryFlush {
             try {
                 while (!mine.done) {
                     if (!flushing) {
+                        if (failedErrno != 0) {
+                            // Every writer that would lead a flush after a failed one (also those
+                            // waiting in the batch after it, woken by its end) fails here.
+                            throw new PosixException(failedErrno, "fsync (a flush of this directory failed earlier: "
+                                    + "no later one can prove a rename durable until the directory is opened again)");
+                        }
                         // Leader: close the batch before the flush starts, so that every member's
                         // rename returned before the fsync below is called. The next batch exists
                         // before the flag is set: an Error here leaves nobody waiting forever.
@@ -78,6 +92,9 @@ final class DirectoryFlush {
             failure = e;
         } finally {
             synchronized (lock) {
+                if (failure instanceof PosixException e && failedErrno == 0) {
+                    failedErrno = e.errno();
+                }
                 mine.done = true;
                 mine.failure = failure;
                 flushing = false;

@@ -543,8 +543,10 @@ final class PosixSecureDirectory implements SecureDirectory {
             if (!stillNames(name, st.identity(), shown)) {
                 return null;
             }
+            // Built before ok is set: an Error while building it must still close (and so unlock) fd.
+            PosixStableLock lock = new PosixStableLock(sys, name, fd, st.identity());
             ok = true;
-            return new PosixStableLock(sys, name, fd, st.identity());
+            return lock;
         } finally {
             if (!ok && fd >= 0) {
                 sys.closeQuietly(fd);

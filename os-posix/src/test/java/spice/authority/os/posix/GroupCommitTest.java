@@ -115,6 +115,33 @@ class GroupCommitTest {
         }
     }
 
+    /**
+     * A failed flush of the directory is final: a later write is uncertain too, and no later
+     * {@code fsync} is asked to prove it (the kernel reports a writeback error once, and a later
+     * success says nothing of the entries it dropped). A door whose later flushes would succeed
+     * fails this without the sticky failure.
+     */
+    @Test
+    void writeAtomically_afterAFailedFlush_laterWritesFailUncertainWithoutAnotherFsync() throws Exception {
+        try (TestTree tree = TestTree.create()) {
+            OrderingSyscalls door = new OrderingSyscalls(0);
+            door.failFlush = 0; // the first flush of the directory fails with EIO; later ones would succeed
+            try (PosixSecureDirectory dir = PosixSecureDirectory.open(tree.resolve("auth").toString(), OpenMode.CREATE_OR_VALIDATE, door)) {
+                for (String name : List.of("a.state", "b.state", "c.state")) {
+                    Map<String, Throwable> outcome = new ConcurrentHashMap<>();
+                    write(dir, name, outcome).join();
+                    assertThat(outcome.get(name)).as(name).isInstanceOf(DirectoryRefusedException.class);
+                    DirectoryRefusedException e = (DirectoryRefusedException) outcome.get(name);
+                    assertThat(e.nothingWritten()).as(name).isFalse();
+                    if (!name.equals("a.state")) {
+                        assertThat(e.getMessage()).as(name).contains("failed earlier");
+                    }
+                }
+                assertThat(door.flushes).as(door.describeFlushes()).hasSize(1);
+            }
+        }
+    }
+
     /** Marks a write that returned normally. */
     private static final class Done extends Exception {
         Done() {
