@@ -42,6 +42,13 @@ final class DirectoryFlush {
         this.dirfd = dirfd;
     }
 
+    /** The errno of the flush that failed, 0 while none did. */
+    int failedErrno() {
+        synchronized (lock) {
+            return failedErrno;
+        }
+    }
+
     /**
      * Makes every rename in this directory that returned before this call durable.
      *

@@ -144,6 +144,14 @@ final class PosixSecureDirectory implements SecureDirectory {
     public void revalidate() throws DirectoryRefusedException {
         enter();
         try {
+            // A failed flush is final (DirectoryFlush): refuse every later transition before it
+            // writes anything, and say so to readiness, instead of fencing each run in turn.
+            int lost = directoryFlush.failedErrno();
+            if (lost != 0) {
+                throw new DirectoryRefusedException(IO, shownPath(), "an fsync of this directory failed ("
+                        + p.errnoName(lost) + "): no write here can be proven durable until the directory is opened "
+                        + "again (restart the helper)");
+            }
             PathWalk.Chain known = chain.get();
             if (known != null && known.acquire()) {
                 try {

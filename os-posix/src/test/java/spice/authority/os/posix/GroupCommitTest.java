@@ -138,6 +138,11 @@ class GroupCommitTest {
                     }
                 }
                 assertThat(door.flushes).as(door.describeFlushes()).hasSize(1);
+                // And the directory says so before any write: every transition's revalidate refuses.
+                org.assertj.core.api.Assertions.assertThatThrownBy(dir::revalidate)
+                        .isInstanceOf(DirectoryRefusedException.class)
+                        .hasMessageContaining("an fsync of this directory failed (EIO)")
+                        .hasMessageContaining("restart the helper");
             }
         }
     }
