@@ -82,23 +82,59 @@ public class ApiResources {
         return serve.authority();
     }
 
+    /** Counts a transition's outcome; never fails (see {@link #countedCall}). */
     private void transition(String kind, String result) {
-        metrics.transition(kind, result);
+        countQuietly(r -> metrics.transition(kind, r), result);
     }
 
     private <T> T counted(String kind, AuthorityCall<T> call) throws AuthorityException {
+        return counted(kind, call, t -> t);
+    }
+
+    /** {@link #counted} whose result is first recorded by {@code keep} (a lease or import the session now holds). */
+    private <T, R> R counted(String kind, AuthorityCall<T> call, Keep<T, R> keep) throws AuthorityException {
+        return countedCall(call, keep, result -> metrics.transition(kind, result));
+    }
+
+    /**
+     * Runs {@code call}, hands a result to {@code keep}, and counts the outcome, in that order: the
+     * count comes last and cannot fail the request. A metric that throws (out of memory, say)
+     * between a start or an activate and the session recording its lease would leave a lease
+     * nobody refers to, its run locked until the helper restarts; and it would turn a refusal's
+     * true answer into an unknown outcome.
+     */
+    static <T, R> R countedCall(AuthorityCall<T> call, Keep<T, R> keep, java.util.function.Consumer<String> count)
+            throws AuthorityException {
+        T t;
         try {
-            T t = call.run();
-            transition(kind, "ok");
-            return t;
+            t = call.run();
         } catch (AuthorityException e) {
-            transition(kind, e.code());
+            countQuietly(count, e.code());
             throw e;
+        }
+        try {
+            return keep.apply(t);
+        } finally {
+            countQuietly(count, "ok"); // the transition took effect, whatever keeping it did
         }
     }
 
+    private static void countQuietly(java.util.function.Consumer<String> count, String result) {
+        try {
+            count.accept(result);
+        } catch (RuntimeException | Error e) {
+            // A count is never worth an answer: the metric is short by one, nothing else changes.
+        }
+    }
+
+    /** Records a call's result in the session (may refuse it: the session closed meanwhile). */
     @FunctionalInterface
-    private interface AuthorityCall<T> {
+    interface Keep<T, R> {
+        R apply(T t) throws AuthorityException;
+    }
+
+    @FunctionalInterface
+    interface AuthorityCall<T> {
         T run() throws AuthorityException;
     }
 
@@ -286,8 +322,10 @@ public class ApiResources {
         RunId id = requireRunId(req.runId()); // SECURITY: before any quota, file or lock: a refused ID creates nothing
         ActiveRun run;
         try (SessionRegistry.Admission admitted = sessions.admitLease(s)) {
-            run = counted("start", () -> authority().start(id, Cancellation.none()));
-            sessions.own(s, run);
+            run = counted("start", () -> authority().start(id, Cancellation.none()), r -> {
+                sessions.own(s, r);
+                return r;
+            });
         }
         // Plain concatenation, not infof: the lines of every cycle are built without java.util.Formatter
         // (about a quarter of a log line's cost while the request path is still interpreted).
@@ -478,8 +516,8 @@ public class ApiResources {
         sessions.reapOwnerIfDead(env.runId());
         ImportTx tx;
         try (SessionRegistry.Admission admitted = sessions.admitImport(s)) {
-            RunImport imp = counted("prepare_import", () -> authority().prepareImport(env, Cancellation.none()));
-            tx = sessions.addImport(s, imp, env);
+            tx = counted("prepare_import", () -> authority().prepareImport(env, Cancellation.none()),
+                    imp -> sessions.addImport(s, imp, env));
         }
         return importView(tx.id(), env);
     }
@@ -517,9 +555,11 @@ public class ApiResources {
             throws AuthorityException {
         Session s = caller.get();
         ImportTx tx = sessions.importOf(s, importId);
-        ActiveRun run = counted("activate", () -> tx.runImport().activate(Cancellation.none()));
+        ActiveRun run = counted("activate", () -> tx.runImport().activate(Cancellation.none()), r -> {
+            sessions.own(s, r);
+            return r;
+        });
         sessions.removeImport(tx);
-        sessions.own(s, run);
         LOG.infof("run %s imported and active at generation %s", LogText.of(tx.runId()), Long.toUnsignedString(run.runGeneration()));
         return new Dto.RunView(tx.runId(), "ACTIVE", Dto.u64(run.runGeneration()), true);
     }

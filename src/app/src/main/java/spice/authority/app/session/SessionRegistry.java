@@ -306,7 +306,10 @@ public class SessionRegistry {
         if (s.isClosed()) {
             // The host died while the call ran: release at once, as its death would have.
             run.close();
-            throw new SessionException.UnknownSession("session closed while the call ran; the run was released");
+            // The transition is durable (own follows a start or an activate): say so, and what is left.
+            throw new SessionException.UnknownSession("session closed while the call ran: run " + LogText.of(run.runId())
+                    + " was written ACTIVE at generation " + Long.toUnsignedString(run.runGeneration())
+                    + " and released with the session; it has no owner now ('runs abandon' ends it)");
         }
         try {
             // The owner first: a release that finds the lease in s.runs always finds its owner too.
