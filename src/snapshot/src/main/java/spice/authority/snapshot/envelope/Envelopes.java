@@ -175,7 +175,12 @@ public final class Envelopes {
             verifier.verify(v.claimInput(), v.claim());
         } catch (VerificationException | CancellationException ex) {
             throw ex;
-        } catch (RuntimeException ex) {
+        } catch (RuntimeException | Error ex) {
+            // a.4 step 7: a verifier's error or panic becomes the single verification failure;
+            // only the VM's own (out of memory, stack overflow) is not the verifier's answer.
+            if (ex instanceof VirtualMachineError vme) {
+                throw vme;
+            }
             throw VerificationException.failed();
         }
     }

@@ -396,9 +396,48 @@ public final class GoJsonReader {
         return (hexValue(in[at]) << 12) | (hexValue(in[at + 1]) << 8) | (hexValue(in[at + 2]) << 4) | hexValue(in[at + 3]);
     }
 
+    /**
+     * The number of UTF-16 units {@link #decodeSlow} makes of {@code in[start..stop)}, by the same
+     * rules. Sizing the builder by the input's bytes instead would hold twice a long non-Latin-1
+     * text (a char slot per byte, two bytes each) before any length rule could refuse it.
+     */
+    private int decodedUnits(int start, int stop) {
+        int units = 0;
+        int i = start;
+        while (i < stop) {
+            int b = in[i] & 0xFF;
+            if (b == '\\') {
+                if ((in[i + 1] & 0xFF) != 'u') {
+                    i += 2;
+                } else {
+                    int r = u4(i + 2);
+                    i += 6;
+                    if (r >= 0xD800 && r <= 0xDBFF && i + 6 <= stop && in[i] == '\\' && in[i + 1] == 'u') {
+                        int r2 = u4(i + 2);
+                        if (r2 >= 0xDC00 && r2 <= 0xDFFF) {
+                            i += 6;
+                            units++; // the pair's second unit
+                        }
+                    }
+                }
+                units++;
+                continue;
+            }
+            if (b < 0x80) {
+                units++;
+                i++;
+                continue;
+            }
+            int n = utf8SequenceLength(in, i, stop);
+            units += n == 4 ? 2 : 1;
+            i += Math.max(n, 1);
+        }
+        return units;
+    }
+
     // Syntax has been checked; decode with Go's unquote rules.
     private String decodeSlow(int start, int stop) {
-        StringBuilder sb = new StringBuilder(stop - start);
+        StringBuilder sb = new StringBuilder(decodedUnits(start, stop));
         int i = start;
         while (i < stop) {
             int b = in[i] & 0xFF;

@@ -32,31 +32,90 @@ public final class GoJsonWriter {
 
     private byte[] buf;
     private int len;
+    /** Compare mode: the bytes the output must equal; null when writing. */
+    private final byte[] expect;
+    /** Compare mode: how many bytes of {@link #expect} were compared and dropped already. */
+    private int base;
 
     public GoJsonWriter(int initialCapacity) {
+        this.expect = null;
         buf = new byte[Math.max(16, initialCapacity)];
     }
 
+    private GoJsonWriter(byte[] expect) {
+        this.expect = expect;
+        buf = new byte[(int) Math.min(COMPARE_CHUNK, Math.max(16, expect.length))];
+    }
+
+    private static final int COMPARE_CHUNK = 8192;
+
+    /**
+     * A writer that keeps no output: it compares what is written with {@code expected} a chunk at
+     * a time and throws {@link Mismatch} at the first chunk that differs (or runs past it).
+     * {@link #contentEquals} then tells whether the whole output was {@code expected}. Comparing
+     * an encoding with its input this way holds no copy of it: escapes the canonical form adds
+     * cannot grow a buffer several times the input's size. Read-back methods are refused.
+     */
+    public static GoJsonWriter comparingWith(byte[] expected) {
+        return new GoJsonWriter(expected);
+    }
+
+    /** The output differs from what a {@link #comparingWith} writer expects; stackless. */
+    public static final class Mismatch extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        private static final Mismatch INSTANCE = new Mismatch();
+
+        private Mismatch() {
+            super("JSON output differs from the expected bytes", null, false, false);
+        }
+    }
+
     public int size() {
-        return len;
+        return base + len;
     }
 
     public byte[] toByteArray() {
+        if (expect != null) {
+            throw new IllegalStateException("a comparing writer keeps no output");
+        }
         return Arrays.copyOf(buf, len);
     }
 
     /** True when the written bytes equal {@code other[0..other.length)} exactly. */
     public boolean contentEquals(byte[] other) {
+        if (expect != null) {
+            return other == expect && (long) base + len == other.length && Arrays.equals(buf, 0, len, other, base, base + len);
+        }
         return len == other.length && Arrays.equals(buf, 0, len, other, 0, len);
     }
 
     private void ensure(int extra) {
         if (len + extra > buf.length) {
+            if (expect != null) {
+                compareAndDrop(extra);
+                return;
+            }
             long want = Math.max((long) buf.length * 2, (long) len + extra);
             if (want > Integer.MAX_VALUE - 16) {
                 throw new IllegalStateException("JSON output too large");
             }
             buf = Arrays.copyOf(buf, (int) want);
+        }
+    }
+
+    /** Compare mode: checks the buffered bytes against {@link #expect}, drops them, makes room for {@code extra}. */
+    private void compareAndDrop(int extra) {
+        if ((long) base + len > expect.length || !Arrays.equals(buf, 0, len, expect, base, base + len)) {
+            throw Mismatch.INSTANCE;
+        }
+        base += len;
+        len = 0;
+        if (extra > buf.length) {
+            // One write larger than a chunk (a long string): room for it, never past the expected end.
+            if ((long) base + extra > expect.length) {
+                throw Mismatch.INSTANCE;
+            }
+            buf = new byte[extra];
         }
     }
 

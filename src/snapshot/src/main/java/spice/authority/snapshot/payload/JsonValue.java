@@ -35,9 +35,14 @@ public final class JsonValue {
         return new JsonValue(copy);
     }
 
-    /** Convenience for {@link #of(byte[])} on UTF-8 text. */
+    /**
+     * Convenience for {@link #of(byte[])} on text, encoded as UTF-8.
+     *
+     * @throws IllegalArgumentException also for text with an unpaired surrogate, which has no
+     *     UTF-8 form (never replaced: the signed value would not be the one given)
+     */
     public static JsonValue of(String json) {
-        return of(json.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        return of(spice.authority.snapshot.json.GoText.utf8Exact(json));
     }
 
     static boolean isOneValue(byte[] b) {

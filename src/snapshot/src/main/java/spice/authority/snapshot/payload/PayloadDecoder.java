@@ -73,6 +73,19 @@ final class PayloadDecoder {
 
     // ---- typed value decoders; each consumes exactly one value ------------------------------
 
+    /** The values every message and part repeats, held once: a payload of many small parts keeps no copy each. */
+    private static final String[] ROLES = {"user", "assistant", "tool", "system"};
+    private static final String[] KINDS = {"text", "tool_call", "tool_result", "extension"};
+
+    private static String known(String s, String[] values) {
+        for (String v : values) {
+            if (v.equals(s)) {
+                return v;
+            }
+        }
+        return s;
+    }
+
     private String string(String current, String where) {
         int kind = r.peekKind();
         if (kind == '"') {
@@ -281,7 +294,7 @@ final class PayloadDecoder {
             first = false;
             switch (match(key, MESSAGE_FIELDS)) {
                 case 0 -> m.id = string(m.id, "history[%m].id");
-                case 1 -> m.role = string(m.role, "history[%m].role");
+                case 1 -> m.role = known(string(m.role, "history[%m].role"), ROLES);
                 case 2 -> {
                     slice(m.parts, Raw.Part::new, partDecoder, "history[%m].parts", PayloadRules.MAX_PARTS, partOverflow,
                             Raw.Part::reset);
@@ -309,7 +322,7 @@ final class PayloadDecoder {
                 continue;
             }
             switch (f) {
-                case 0 -> p.kind = string(p.kind, "history[%m].parts[%p].kind");
+                case 0 -> p.kind = known(string(p.kind, "history[%m].parts[%p].kind"), KINDS);
                 case 1 -> p.text = string(p.text, "history[%m].parts[%p].text");
                 case 2 -> p.name = string(p.name, "history[%m].parts[%p].name");
                 case 3 -> p.callId = string(p.callId, "history[%m].parts[%p].call_id");

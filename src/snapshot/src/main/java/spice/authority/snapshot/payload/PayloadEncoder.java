@@ -12,7 +12,15 @@ final class PayloadEncoder {
     private PayloadEncoder() {}
 
     static GoJsonWriter encode(Raw.Snapshot s, int sizeHint) {
-        GoJsonWriter w = new GoJsonWriter(sizeHint);
+        return encode(s, new GoJsonWriter(sizeHint));
+    }
+
+    /**
+     * Encodes into {@code w}.
+     *
+     * @throws GoJsonWriter.Mismatch {@code w} compares, and the encoding differs from what it expects
+     */
+    static GoJsonWriter encode(Raw.Snapshot s, GoJsonWriter w) {
         w.ascii("{\"version\":").string(s.version)
                 .ascii(",\"run_id\":").string(s.runId)
                 .ascii(",\"definition\":{\"name\":").string(s.definition.name)

@@ -33,6 +33,7 @@ public final class Snapshot {
     private final LifecycleStatus status;
     private final byte[] canonical;
 
+    /** Takes {@code s} apart as it converts it: the caller does not use it afterwards. */
     private Snapshot(Raw.Snapshot s, byte[] canonical) {
         this.runId = s.runId;
         this.definition = new Definition(s.definition.name, s.definition.model, (int) s.definition.maxTurns);
@@ -50,6 +51,9 @@ public final class Snapshot {
                 });
             }
             msgs.add(new Message(m.id, Role.fromWire(m.role), parts));
+            // Decode's raw tree is not used again: let each message's parts go once converted,
+            // so a payload of many small parts is never held twice over (raw and converted).
+            m.parts.resetToEmpty();
         }
         this.history = List.copyOf(msgs);
         this.planIdentity = new PlanIdentity(s.plan.compiledIdentities.view(), s.plan.snapshotCompatibilityIdentity,
@@ -82,8 +86,15 @@ public final class Snapshot {
         Raw.Snapshot raw = decodeRaw(input);
         raw.runIdSubstituted |= runIdRepaired;
         PayloadRules.check(raw);
-        GoJsonWriter canonical = PayloadEncoder.encode(raw, input.length);
-        if (!canonical.contentEquals(input)) {
+        // SECURITY: the canonical form is compared with the input as it is written, never built in
+        // full: escapes the reference writes (<, >, &, U+2028, invalid UTF-8) would otherwise grow
+        // a payload within its size limit several times over before it is refused.
+        try {
+            GoJsonWriter canonical = PayloadEncoder.encode(raw, GoJsonWriter.comparingWith(input));
+            if (!canonical.contentEquals(input)) {
+                throw new PayloadRejectedException(PayloadRule.P_CANONICAL, null);
+            }
+        } catch (GoJsonWriter.Mismatch e) {
             throw new PayloadRejectedException(PayloadRule.P_CANONICAL, null);
         }
         return new Snapshot(raw, input);

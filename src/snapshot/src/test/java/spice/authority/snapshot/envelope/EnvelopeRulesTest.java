@@ -654,6 +654,29 @@ class EnvelopeRulesTest {
             assertThatThrownBy(() -> Envelopes.verify(v, (in, c) -> {
                 throw new IllegalStateException();
             })).isSameAs(VerificationException.failed());
+            // a.4 step 7: a verifier's Error is its failure too; only the VM's own passes through.
+            assertThatThrownBy(() -> Envelopes.verify(v, (in, c) -> {
+                throw new AssertionError("verifier broke");
+            })).isSameAs(VerificationException.failed());
+            assertThatThrownBy(() -> Envelopes.verify(v, (in, c) -> {
+                throw new LinkageError("verifier broke");
+            })).isSameAs(VerificationException.failed());
+            assertThatThrownBy(() -> Envelopes.verify(v, (in, c) -> {
+                throw new OutOfMemoryError("vm");
+            })).isInstanceOf(OutOfMemoryError.class);
+        }
+
+        /** Before validation a run_id may be anything: its toString stays one bounded line. */
+        @Test
+        void toString_unvalidatedRunId_escapedAndBounded() throws Exception {
+            SnapshotEnvelope.Builder b = EnvelopeFixtures.builderOf(EnvelopeFixtures.sealedV01());
+            b.setRunId("run\nFORGED log line\u2028" + "x".repeat(10_000));
+            Envelope e = Envelope.parse(b.build().toByteArray());
+
+            String shown = e.toString();
+
+            assertThat(shown).doesNotContain("\n").doesNotContain("\u2028").contains("run\\u000aFORGED log line\\u2028")
+                    .contains("...(10020 chars)").hasSizeLessThan(400);
         }
 
         @Test

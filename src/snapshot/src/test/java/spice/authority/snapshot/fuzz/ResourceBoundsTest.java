@@ -90,6 +90,42 @@ class ResourceBoundsTest {
         assertThat(overBound(inputs)).isEmpty();
     }
 
+    /**
+     * Payloads within every size rule whose decoding used to take several times their size: a
+     * text the canonical form escapes (raw {@code <}: six bytes each in the canonical form, which
+     * was built in full before it was compared), and a long non-Latin-1 text (decoded into a
+     * builder sized by the input's bytes, two bytes per slot). Each now allocates 3.0 and 3.7
+     * times its input; the old code allocated 17 and 5.7 times.
+     */
+    @Test
+    void escapeGrowthAndWideText_allocateAtMostFiveTimesTheInput() {
+        byte[] angles = minimalWith("\"hello\"", "\"" + "<".repeat(1_000_000) + "\"");
+        byte[] euros = minimalWith("\"hello\"", "\"" + "\u20ac".repeat(340_000) + "\"");
+        assertThat(rule(angles)).isEqualTo(PayloadRule.P_CANONICAL);
+        assertThat(rule(euros)).isNull();
+        Map<String, String> over = new LinkedHashMap<>();
+        for (Map.Entry<String, byte[]> in : Map.of("1,000,000 raw <", angles, "340,000 euro signs", euros).entrySet()) {
+            byte[] bytes = in.getValue();
+            Action decode = () -> rule(bytes);
+            allocatedBy(decode);
+            long allocated = allocatedBy(decode);
+            if (allocated > 5L * bytes.length) {
+                over.put(in.getKey(), allocated + " bytes for " + bytes.length + " input bytes");
+            }
+        }
+        assertThat(over).isEmpty();
+    }
+
+    /** The rule a payload breaks, or null when it decodes. */
+    private static PayloadRule rule(byte[] payload) {
+        try {
+            Snapshot.decode(payload);
+            return null;
+        } catch (PayloadRejectedException e) {
+            return e.rule();
+        }
+    }
+
     private static byte[] minimalWith(String target, String replacement) {
         String minimal = new String(SpecFiles.bytes("payload-corpus/public/valid-01-minimal-suspended.json"),
                 StandardCharsets.UTF_8);

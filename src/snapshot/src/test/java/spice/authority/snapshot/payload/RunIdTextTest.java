@@ -222,4 +222,21 @@ class RunIdTextTest {
         }
         return sb.toString();
     }
+
+    /** A JSON value given as text is its exact UTF-8: text with an unpaired surrogate is refused, never replaced by '?'. */
+    @Test
+    void jsonValueOfText_unpairedSurrogate_refused() {
+        assertThatThrownBy(() -> JsonValue.of("\"a\ud800\"")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> JsonValue.of("\"a\udc00\"")).isInstanceOf(IllegalArgumentException.class);
+        assertThat(JsonValue.of("\"a\ud83d\ude00\"").rawBytes()).isEqualTo("\"a\ud83d\ude00\"".getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Text for a message: one line, control characters and lone surrogates escaped, cut with its length. */
+    @Test
+    void shown_escapesAndBounds() {
+        assertThat(GoText.shown("a\nb\u2028c\u007f\u0085", 80)).isEqualTo("a\\u000ab\\u2028c\\u007f\\u0085");
+        assertThat(GoText.shown("x\ud800y\ud83d\ude00", 80)).isEqualTo("x\\ud800y\ud83d\ude00");
+        assertThat(GoText.shown("abcdef", 3)).isEqualTo("abc...(6 chars)");
+        assertThat(GoText.shown("ab\ud83d\ude00", 3)).isEqualTo("ab...(4 chars)");
+    }
 }
