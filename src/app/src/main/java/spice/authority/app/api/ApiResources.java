@@ -169,6 +169,7 @@ public class ApiResources {
     @APIResponse(responseCode = "401", description = "unauthorized: another user's process", content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "429", description = "busy: the process has its quota of sessions", content = @Content(mediaType = PROBLEM))
     @RequestBody(required = false, content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Dto.SessionRequest.class)))
+    @WritesNothing
     public Dto.SessionResponse openSession(@Context RoutingContext rc) {
         byte[] body = BodyReader.of(rc);
         Caller from = Caller.of(rc);
@@ -373,6 +374,11 @@ public class ApiResources {
             snapshot = Snapshot.decode(body);
         } catch (PayloadRejectedException e) {
             throw new ApiException(422, "invalid_snapshot", e.getMessage(), e.rule().id());
+        } catch (OutOfMemoryError e) {
+            // Before any lease is touched: what decoding allocated is garbage again, and the
+            // caller can know that nothing was written (not the "uncertain" of an Error at large).
+            throw new AuthorityException.Unavailable("not enough memory to decode this payload of " + body.length
+                    + " bytes now; nothing was written: retry");
         }
         if (!snapshot.runId().equals(runId)) {
             throw ApiException.invalidRequest("payload run_id differs from the run in the path");
@@ -485,6 +491,7 @@ public class ApiResources {
     @RequestBody(required = true, content = @Content(mediaType = Bodies.PROTOBUF))
     @SessionRequired
     @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
+    @WritesNothing
     public Dto.ImportView prepare(@Context RoutingContext rc,
                                   @HeaderParam("Content-Type") String contentType) throws AuthorityException {
         byte[] body = BodyReader.of(rc);
@@ -590,6 +597,7 @@ public class ApiResources {
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Structural validation and a JSON view of an envelope (never says it is authentic)")
     @RequestBody(required = true, content = @Content(mediaType = Bodies.PROTOBUF))
+    @WritesNothing
     public Response inspect(@Context RoutingContext rc, @HeaderParam("Content-Type") String contentType) {
         byte[] body = BodyReader.of(rc);
         Bodies.requireSize(body, Envelope.MAX_ENCODED_BYTES * 2, "envelope");

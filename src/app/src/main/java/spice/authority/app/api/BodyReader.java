@@ -74,7 +74,7 @@ public class BodyReader {
         if (b == 0) {
             long configured = config.bodyBudget();
             b = configured > 0 ? configured
-                    : Math.max(TransportGuard.LARGEST_BODY + (1L << 20), Runtime.getRuntime().maxMemory() / 5);
+                    : Math.max(TransportGuard.LARGEST_BODY + (1L << 20), Runtime.getRuntime().maxMemory() / 8);
             budget = b;
         }
         return b;

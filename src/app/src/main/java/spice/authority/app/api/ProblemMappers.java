@@ -3,6 +3,7 @@ package spice.authority.app.api;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.container.ResourceInfo;
 import jakarta.ws.rs.core.Response;
 import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
@@ -88,8 +89,8 @@ public class ProblemMappers {
      * {@link Error}.
      */
     @ServerExceptionMapper
-    public Response unexpected(RuntimeException e, jakarta.ws.rs.core.Request request) {
-        return fatalProblem(e, request.getMethod());
+    public Response unexpected(RuntimeException e, jakarta.ws.rs.core.Request request, ResourceInfo resource) {
+        return fatalProblem(e, request.getMethod(), writesNothing(resource));
     }
 
     /**
@@ -97,16 +98,22 @@ public class ProblemMappers {
      * and the helper keeps serving. A durable write that the error interrupted has already fenced
      * its run and answered {@code uncertain} in the authority; an error elsewhere in a mutating
      * call still leaves the caller unable to tell whether the call took effect, so it is
-     * {@code uncertain} too; a read is {@code unavailable}.
+     * {@code uncertain} too; a read, or a call that writes nothing durable on any path
+     * ({@link WritesNothing}), is {@code unavailable}.
      */
     @ServerExceptionMapper
-    public Response fatal(Error e, jakarta.ws.rs.core.Request request) {
-        return fatalProblem(e, request.getMethod());
+    public Response fatal(Error e, jakarta.ws.rs.core.Request request, ResourceInfo resource) {
+        return fatalProblem(e, request.getMethod(), writesNothing(resource));
     }
 
-    Response fatalProblem(Throwable e, String method) {
+    private static boolean writesNothing(ResourceInfo resource) {
+        java.lang.reflect.Method m = resource == null ? null : resource.getResourceMethod();
+        return m != null && m.isAnnotationPresent(WritesNothing.class);
+    }
+
+    Response fatalProblem(Throwable e, String method, boolean nothingWritten) {
         LOG.errorf("unexpected %s in request handling; the helper goes on serving", e.getClass().getName());
-        InternalError p = InternalError.of(method, e.getClass().getSimpleName());
+        InternalError p = InternalError.of(method, e.getClass().getSimpleName(), nothingWritten);
         Response r = problem(p.status(), p.code(), p.detail(), null);
         return p.status() == 503 ? Response.fromResponse(r).header("Retry-After", "1").build() : r;
     }
@@ -117,9 +124,13 @@ public class ProblemMappers {
      * The one rule for the resources' mappers and the router's failure handler.
      */
     record InternalError(int status, String code, String detail) {
-        static InternalError of(String method, String what) {
+        /**
+         * @param nothingWritten the call is known to have written nothing durable (it never does,
+         *     or it failed before reaching any resource)
+         */
+        static InternalError of(String method, String what, boolean nothingWritten) {
             String cause = what == null ? "internal error" : "internal error (" + what + ")";
-            return isRead(method)
+            return isRead(method) || nothingWritten
                     ? new InternalError(503, "unavailable", cause + "; nothing was changed, retry")
                     : new InternalError(500, "uncertain", cause
                             + " while the call ran; whether it took effect is unknown: read the run's state before anything else");

@@ -73,7 +73,9 @@ public class TransportGuard {
         }
         org.jboss.logging.Logger.getLogger(TransportGuard.class).errorf("%s outside the resources; the helper goes on serving",
                 t == null ? "HTTP " + status : t.getClass().getName());
-        ProblemMappers.InternalError p = ProblemMappers.InternalError.of(rc.request().method().name(), null);
+        // A request whose body was never handed on (BodyReader) reached no resource: nothing was written.
+        boolean reachedNoResource = rc.get(BodyReader.BODY) == null;
+        ProblemMappers.InternalError p = ProblemMappers.InternalError.of(rc.request().method().name(), null, reachedNoResource);
         fail(rc, p.status(), p.code(), p.detail(), false);
     }
 

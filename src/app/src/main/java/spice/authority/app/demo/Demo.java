@@ -287,7 +287,7 @@ public final class Demo {
     }
 
     private Process startHelper(Path authorityDir, Path sock) throws IOException, InterruptedException {
-        List<String> cmd = List.of(HostLauncher.java().toString(), "-XX:+UseSerialGC", "-Xmx96m", "-Xss512k",
+        List<String> cmd = List.of(HostLauncher.java().toString(), "-XX:+UseSerialGC", "-Xmx128m", "-Xss512k",
                 "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED", "-jar", HostLauncher.helperRunner().toString(),
                 "serve", "--authority-dir", authorityDir.toString(), "--socket", sock.toString());
         Path log = tmp.resolve("helper.log");

@@ -49,8 +49,10 @@ public interface HelperConfig {
 
     /**
      * Request body bytes the helper holds at once, all requests together; a body beyond it is
-     * answered {@code 503 unavailable} with {@code Retry-After}. 0: a fifth of the maximum heap,
-     * but never less than one largest snapshot plus 1 MiB.
+     * answered {@code 503 unavailable} with {@code Retry-After}. 0: an eighth of the maximum heap,
+     * but never less than one largest snapshot plus 1 MiB (decoding a body takes several times its
+     * size: the largest payload the rules allow, 4,096 messages of 128 one-character parts, holds
+     * about six times its bytes while it is decoded).
      */
     @WithDefault("0")
     long bodyBudget();

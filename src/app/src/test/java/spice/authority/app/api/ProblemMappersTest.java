@@ -47,4 +47,55 @@ class ProblemMappersTest {
         assertThat(busy.setting()).isEqualTo("spice.authority.max-leases-per-session");
         assertThat(busy.value()).isEqualTo(3);
     }
+
+    /**
+     * An unexpected failure is "uncertain" only where a durable write may have happened: a read,
+     * or a call that writes nothing on any path, answers 503 unavailable (retry).
+     */
+    @Test
+    void fatal_uncertainOnlyWhereAWriteMayHaveHappened() throws Exception {
+        ProblemMappers mappers = new ProblemMappers();
+        mappers.metrics = new Metrics();
+        for (String method : List.of("openSession", "prepare", "inspect")) {
+            Response r = mappers.fatal(new OutOfMemoryError(), request("POST"), resource(method));
+            assertThat(r.getStatus()).as(method).isEqualTo(503);
+            assertThat((String) r.getEntity()).as(method).contains("\"code\":\"unavailable\"").contains("nothing was changed");
+            assertThat(r.getHeaderString("Retry-After")).as(method).isEqualTo("1");
+        }
+        for (String method : List.of("sign", "start", "activate", "consume", "abandon", "resume", "release", "closeSession", "abort")) {
+            Response r = mappers.fatal(new OutOfMemoryError(), request("POST"), resource(method));
+            assertThat(r.getStatus()).as(method).isEqualTo(500);
+            assertThat((String) r.getEntity()).as(method).contains("\"code\":\"uncertain\"");
+        }
+        assertThat(mappers.unexpected(new IllegalStateException(), request("GET"), resource("get")).getStatus()).isEqualTo(503);
+        assertThat(mappers.unexpected(new IllegalStateException(), request("POST"), resource("prepare")).getStatus()).isEqualTo(503);
+        assertThat(mappers.unexpected(new IllegalStateException(), request("POST"), resource("start")).getStatus()).isEqualTo(500);
+    }
+
+    private static jakarta.ws.rs.core.Request request(String method) {
+        return (jakarta.ws.rs.core.Request) java.lang.reflect.Proxy.newProxyInstance(ProblemMappersTest.class.getClassLoader(),
+                new Class<?>[] {jakarta.ws.rs.core.Request.class}, (proxy, m, args) -> {
+                    if (m.getName().equals("getMethod")) {
+                        return method;
+                    }
+                    throw new UnsupportedOperationException(m.getName());
+                });
+    }
+
+    private static jakarta.ws.rs.container.ResourceInfo resource(String name) {
+        java.lang.reflect.Method found = java.util.Arrays.stream(ApiResources.class.getDeclaredMethods())
+                .filter(m -> m.getName().equals(name) && java.lang.reflect.Modifier.isPublic(m.getModifiers()))
+                .findFirst().orElseThrow(() -> new AssertionError("no resource method " + name));
+        return new jakarta.ws.rs.container.ResourceInfo() {
+            @Override
+            public java.lang.reflect.Method getResourceMethod() {
+                return found;
+            }
+
+            @Override
+            public Class<?> getResourceClass() {
+                return ApiResources.class;
+            }
+        };
+    }
 }

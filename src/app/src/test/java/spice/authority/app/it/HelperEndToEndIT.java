@@ -122,6 +122,65 @@ class HelperEndToEndIT {
         }
     }
 
+    /**
+     * The largest payload the rules allow in its most expensive shape (4,096 messages of 128
+     * one-character text parts, 14.3 MB) is signed under the launcher's heap (128 MiB): it decodes
+     * to about six times its size. Under the old 96 MiB heap, and before the canonical check
+     * compared as it encoded, this answered 500 (OutOfMemoryError) although every rule passes.
+     */
+    @Test
+    void largestPayloadOfTinyParts_isSigned() throws Exception {
+        Path payload = largestPayloadOfTinyParts("run-max");
+        Path env = root.resolve("max.pb");
+        try (HostProcess host = new HostProcess(helper.socket)) {
+            assertThat(host.send("session")).startsWith("200 ");
+            assertThat(host.send("start run-max")).startsWith("200 ");
+            assertThat(host.send("sign run-max " + payload + " " + env)).startsWith("200 envelope");
+        }
+        assertThat(Files.size(env)).isGreaterThan(Files.size(payload));
+        assertThat(helper.stderr()).doesNotContain("OutOfMemoryError");
+    }
+
+    /**
+     * A helper without the memory to decode a payload says so with "nothing was written, retry"
+     * (503), never "uncertain": the decode runs before any lease is touched, and the run stays
+     * ACTIVE, owned and not fenced. (A 40 MiB heap: the 14.3 MB payload cannot be decoded.)
+     */
+    @Test
+    void payloadTooLargeForTheHeapNow_unavailableNothingWritten_runNotFenced() throws Exception {
+        Path payload = largestPayloadOfTinyParts("run-small");
+        Path dir = Files.createDirectory(root.resolve("small-heap"));
+        try (HelperProcess small = HelperProcess.start(dir.resolve("authority"), dir.resolve("endpoint/authority.sock"),
+                     List.of("-Xmx40m"));
+             HostProcess host = new HostProcess(small.socket)) {
+            assertThat(host.send("session")).startsWith("200 ");
+            assertThat(host.send("start run-small")).startsWith("200 ");
+
+            String answer = host.send("sign run-small " + payload + " " + root.resolve("small.pb"));
+
+            assertThat(answer).startsWith("503 ").contains("\"code\":\"unavailable\"").contains("nothing was");
+            String run = small.http().get("/v1/runs/run-small").text();
+            assertThat(run).contains("\"phase\":\"ACTIVE\"").contains("\"owned\":true").doesNotContain("\"fenced\":true");
+        }
+    }
+
+    private Path largestPayloadOfTinyParts(String runId) throws IOException {
+        String base = new String(SpecFiles.bytes("payload-corpus/public/valid-01-minimal-suspended.json"), StandardCharsets.UTF_8);
+        String parts = String.join(",", java.util.Collections.nCopies(128, "{\"kind\":\"text\",\"text\":\"x\"}"));
+        StringBuilder history = new StringBuilder("\"history\":[");
+        for (int m = 0; m < 4096; m++) {
+            history.append(m == 0 ? "" : ",").append("{\"id\":\"m").append(m).append("\",\"role\":\"user\",\"parts\":[")
+                    .append(parts).append("]}");
+        }
+        String json = base.replace("\"run_id\":\"run-1\"", "\"run_id\":\"" + runId + "\"")
+                .replace("\"history\":[{\"id\":\"input-1\",\"role\":\"user\",\"parts\":[{\"kind\":\"text\",\"text\":\"hello\"}]}]",
+                        history.append("]").toString());
+        Path payload = root.resolve(runId + ".json");
+        Files.writeString(payload, json, StandardCharsets.UTF_8);
+        assertThat(Files.size(payload)).isGreaterThan(14_000_000);
+        return payload;
+    }
+
     @Test
     void envelopeFromAnotherHelper_failsWithTheSameBodyAsAForgedMac() throws Exception {
         Path envA = root.resolve("a.pb");

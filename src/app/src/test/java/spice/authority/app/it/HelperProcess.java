@@ -39,6 +39,7 @@ final class HelperProcess implements AutoCloseable {
 
     static List<String> command(List<String> jvmOptions, String... args) {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                // The app-image launcher's heap and JIT (src/app/pom.xml: appimage.heap).
                 "-XX:+UseSerialGC", "-Xmx128m", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED"));
         cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-jar", RUNNER.toString()));
