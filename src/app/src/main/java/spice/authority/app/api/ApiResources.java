@@ -366,6 +366,12 @@ public class ApiResources {
     @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
     public Response sign(@Context RoutingContext rc, @HeaderParam("Accept") String accept,
                          @PathParam("run_id") String runId) throws AuthorityException {
+        // The decoded snapshot (several times the payload's size) is gone before the answer is built.
+        return envelopeResponse(signed(rc, runId), accept);
+    }
+
+    /** The sign itself: the envelope of the payload in {@code rc}'s body (issued again to a session that does not own the run). */
+    private Envelope signed(RoutingContext rc, String runId) throws AuthorityException {
         byte[] body = BodyReader.of(rc);
         Session s = caller.get();
         Bodies.requireSize(body, Snapshot.MAX_PAYLOAD_BYTES, "payload");
@@ -393,7 +399,7 @@ public class ApiResources {
             Envelope again = counted("reissue", () -> authority().reissue(snapshot));
             LOG.infof("run %s: its SUSPENDED envelope (sequence %s) issued again to a session that does not own it",
                     LogText.of(runId), Long.toUnsignedString(snapshot.lastSequence()));
-            return envelopeResponse(again, accept);
+            return again;
         }
         ActiveRun run = lease.get();
         ActiveRun.Sealed sealed;
@@ -408,12 +414,12 @@ public class ApiResources {
         }
         LOG.info("run " + LogText.of(runId) + " signed " + snapshot.status().wire() + " at sequence "
                 + Long.toUnsignedString(snapshot.lastSequence()));
-        return envelopeResponse(sealed.envelope(), accept);
+        return sealed.envelope();
     }
 
     static Response envelopeResponse(Envelope env, String accept) {
         if (Bodies.wantsJson(accept)) {
-            return Response.ok(env.toJson(), MediaType.APPLICATION_JSON).build();
+            return Response.ok(env.toJsonBytes(), MediaType.APPLICATION_JSON).build();
         }
         return Response.ok(env.toBinary(), Bodies.PROTOBUF).build();
     }

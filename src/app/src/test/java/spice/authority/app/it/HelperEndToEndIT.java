@@ -138,6 +138,17 @@ class HelperEndToEndIT {
             assertThat(host.send("sign run-max " + payload + " " + env)).startsWith("200 envelope");
         }
         assertThat(Files.size(env)).isGreaterThan(Files.size(payload));
+        // Issued again, as JSON, to a session that does not own the run (its answer was "lost"):
+        // 19 MB of base64, streamed into one array (JsonFormat alone needed ~5 times that).
+        UnixHttp.Response session = helper.http().call("POST", "/v1/sessions", Map.of(), new byte[0]);
+        assertThat(session.status()).isEqualTo(200);
+        String id = session.text().replaceAll(".*\"session\":\"([0-9a-f]+)\".*", "$1");
+        UnixHttp.Response json = helper.http().call("POST", "/v1/runs/run-max/snapshots",
+                Map.of("Spice-Session", id, "Accept", "application/json",
+                        "Content-Type", "application/vnd.spice.snapshot.v1alpha2+json"), Files.readAllBytes(payload));
+        assertThat(json.status()).as(json.text().length() < 400 ? json.text() : "").isEqualTo(200);
+        assertThat(json.body().length).isGreaterThan(19_000_000);
+        assertThat(json.text()).startsWith("{\n  \"format\": ").contains("\"runId\": \"run-max\"");
         assertThat(helper.stderr()).doesNotContain("OutOfMemoryError");
     }
 

@@ -5,6 +5,7 @@ import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.UnsafeByteOperations;
 import com.google.protobuf.util.JsonFormat;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Optional;
 import spice.authority.snapshot.crypto.Claim;
@@ -118,6 +119,61 @@ public final class Envelope {
         } catch (InvalidProtocolBufferException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * {@link #toJson()} as UTF-8, byte for byte, built for a large envelope: the payload's base64
+     * is streamed into the one output array (JsonFormat builds it as a string, escapes it into a
+     * growing buffer and copies it again: about five times a 16 MiB payload's encoding at once).
+     */
+    public byte[] toJsonBytes() {
+        // Everything but the payload through JsonFormat (small); the payload, field 5, goes where
+        // JsonFormat puts it: after the fields numbered below it, before those above it.
+        SnapshotEnvelope without = proto.toBuilder().clearPayload().build();
+        String rest;
+        try {
+            rest = JsonFormat.printer().print(without);
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException(e);
+        }
+        com.google.protobuf.ByteString payload = proto.getPayload();
+        if (payload.isEmpty()) {
+            return rest.getBytes(StandardCharsets.UTF_8);
+        }
+        // Top-level members start at "\n  \"" (escaped values never hold a raw line break), each
+        // but the last followed by ','. Payload goes before sha256 (6) or authority (7), or last.
+        String next = !proto.getSha256().isEmpty() ? "\n  \"sha256\": " : proto.hasAuthority() ? "\n  \"authority\": " : null;
+        int at = next != null ? rest.indexOf(next) : rest.lastIndexOf("\n}");
+        if (at < 0) {
+            throw new IllegalStateException("unexpected JSON mapping layout");
+        }
+        String open = (next == null && at > 1 ? "," : "") + "\n  \"payload\": \"";
+        String close = next != null ? "\"," : "\"";
+        byte[] head = (rest.substring(0, at) + open).getBytes(StandardCharsets.UTF_8);
+        byte[] tail = (close + rest.substring(at)).getBytes(StandardCharsets.UTF_8);
+        long encodedLength = 4L * ((payload.size() + 2) / 3);
+        byte[] out = new byte[Math.toIntExact(head.length + encodedLength + tail.length)];
+        System.arraycopy(head, 0, out, 0, head.length);
+        int[] pos = {head.length};
+        java.io.OutputStream into = new java.io.OutputStream() {
+            @Override
+            public void write(int b) {
+                out[pos[0]++] = (byte) b;
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) {
+                System.arraycopy(b, off, out, pos[0], len);
+                pos[0] += len;
+            }
+        };
+        try (java.io.OutputStream b64 = java.util.Base64.getEncoder().wrap(into)) {
+            payload.writeTo(b64);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e); // an array never fails
+        }
+        System.arraycopy(tail, 0, out, pos[0], tail.length);
+        return out;
     }
 
     public int encodedLength() {
