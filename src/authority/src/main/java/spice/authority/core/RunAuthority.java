@@ -167,7 +167,9 @@ public final class RunAuthority implements AutoCloseable {
         } catch (DirectoryRefusedException e) {
             throw new AuthorityException.Unavailable("identity lock refused: " + e.getMessage());
         } catch (IllegalArgumentException e) {
-            throw new AuthorityException.Unavailable("identity file invalid: " + e.getMessage());
+            // The file's content breaks its format (length, version): name the file, as every refusal does.
+            throw new AuthorityException.Unavailable(FileNames.printable(dir.path()) + "/" + IDENTITY_KEY
+                    + ": identity file invalid (" + e.getMessage() + ")");
         }
     }
 

@@ -39,13 +39,13 @@ import spice.authority.os.UnsupportedPlatformException;
             "  spice-authority authority check /tmp/my-authority"
         },
         subcommands = {AuthorityCommand.Init.class, AuthorityCommand.Check.class})
-public final class AuthorityCommand implements Runnable {
+public final class AuthorityCommand implements java.util.concurrent.Callable<Integer> {
     @Spec
     CommandSpec spec;
 
     @Override
-    public void run() {
-        spec.commandLine().usage(spec.commandLine().getOut());
+    public Integer call() {
+        return Cli.subcommandRequired(spec);
     }
 
     /** Shared options and output of init and check. */
@@ -131,8 +131,9 @@ public final class AuthorityCommand implements Runnable {
             description = {
                 "Create the authority directory if absent, then validate it.",
                 "A new directory gets mode exactly 0700, whatever the umask, and the authority",
-                "identity is created once. An existing directory is only validated: it is never",
-                "chmodded or chowned."
+                "identity is created once. An existing directory is never chmodded or chowned;",
+                "init creates identity.lock there if it is missing and removes the temporary",
+                "files interrupted writes left behind, as the helper does when it starts."
             },
             footerHeading = "%nExit codes:%n",
             footer = {"  0  ready", "  1  refused: one line names the offending path component and why", "  2  usage error",
@@ -206,7 +207,8 @@ public final class AuthorityCommand implements Runnable {
                     }
                     view = new AuthorityIdentityView("absent", null, 0);
                 } catch (IllegalArgumentException e) {
-                    return refuse(path + "/" + AuthorityIdentity.FILE_NAME + ": IDENTITY (" + e.getMessage() + ")");
+                    // The content breaks the file's format: not IDENTITY (a path that leads elsewhere).
+                    return refuse(path + "/" + AuthorityIdentity.FILE_NAME + ": INVALID (" + e.getMessage() + ")");
                 }
                 report(path, "validated", view);
                 return ExitCodes.OK;

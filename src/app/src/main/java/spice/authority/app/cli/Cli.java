@@ -31,6 +31,19 @@ public final class Cli {
         return configure(new CommandLine(SpiceAuthorityCommand.class, factory));
     }
 
+    /**
+     * A command that only groups others, run without one: a usage error (exit 2), the reason and
+     * the group's usage on standard error.
+     */
+    static int subcommandRequired(CommandLine.Model.CommandSpec spec) {
+        CommandLine c = spec.commandLine();
+        PrintWriter err = c.getErr();
+        err.println("spice-authority: '" + spec.qualifiedName() + "' needs a command: "
+                + String.join(", ", c.getSubcommands().keySet()));
+        c.usage(err);
+        return ExitCodes.USAGE;
+    }
+
     public static CommandLine configure(CommandLine cl) {
         cl.setExitCodeExceptionMapper(t -> ExitCodes.REFUSED);
         cl.setParameterExceptionHandler((ex, args) -> {

@@ -30,13 +30,13 @@ import spice.authority.snapshot.RunId;
             "  spice-authority runs abandon run-1 --yes"
         },
         subcommands = {RunsCommand.ListRuns.class, RunsCommand.Show.class, RunsCommand.Abandon.class})
-public final class RunsCommand implements Runnable {
+public final class RunsCommand implements java.util.concurrent.Callable<Integer> {
     @Spec
     CommandSpec spec;
 
     @Override
-    public void run() {
-        spec.commandLine().usage(spec.commandLine().getOut());
+    public Integer call() {
+        return Cli.subcommandRequired(spec);
     }
 
     /**

@@ -17,12 +17,12 @@ import picocli.CommandLine.Spec;
             "  spice-authority snapshot inspect envelope.pb"
         },
         subcommands = {SnapshotValidateCommand.class, SnapshotInspectCommand.class})
-public final class SnapshotCommand implements Runnable {
+public final class SnapshotCommand implements java.util.concurrent.Callable<Integer> {
     @Spec
     CommandSpec spec;
 
     @Override
-    public void run() {
-        spec.commandLine().usage(spec.commandLine().getOut());
+    public Integer call() {
+        return Cli.subcommandRequired(spec);
     }
 }

@@ -22,7 +22,8 @@ import spice.authority.snapshot.payload.Snapshot;
             "Applies every rule of the format (wire-format.md b.3-b.6) and requires",
             "canonical bytes: a payload must be byte-identical to what the reference encoder",
             "emits for it. Prints one line per file:",
-            "'FILE: OK <run_id> <status>' or 'FILE: REJECTED <rule> <reason>'."
+            "'FILE: OK <run_id> <status>', 'FILE: REJECTED <rule> <reason>' or",
+            "'FILE: UNREADABLE <reason>' (the file could not be read)."
         },
         footerHeading = "%nExit codes:%n",
         footer = {

@@ -27,12 +27,12 @@ import picocli.CommandLine.Spec;
         },
         subcommands = {spice.authority.app.serve.ServeCommand.class, StatusCommand.class, AuthorityCommand.class, RunsCommand.class, SnapshotCommand.class, DemoCommand.class,
                 spice.authority.app.install.InstallCommand.class, spice.authority.app.install.UninstallCommand.class})
-public final class SpiceAuthorityCommand implements Runnable {
+public final class SpiceAuthorityCommand implements java.util.concurrent.Callable<Integer> {
     @Spec
     CommandSpec spec;
 
     @Override
-    public void run() {
-        spec.commandLine().usage(spec.commandLine().getOut());
+    public Integer call() {
+        return Cli.subcommandRequired(spec);
     }
 }

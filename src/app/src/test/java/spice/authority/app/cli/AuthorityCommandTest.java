@@ -100,4 +100,20 @@ class AuthorityCommandTest {
         assertThat(r.exitCode()).isEqualTo(1);
         assertThat(r.err()).contains("identity.key").doesNotContain("0000000000");
     }
+
+    /** A file of the wrong length: both commands name the file and the rule, neither calls it a replaced path. */
+    @Test
+    void identityOfTheWrongLength_initAndCheckNameTheFile(@TempDir Path tmp) throws IOException {
+        Path dir = tmp.resolve("auth");
+        assertThat(CliRun.of("authority", "init", dir.toString()).exitCode()).isZero();
+        Files.write(dir.resolve("identity.key"), new byte[71]);
+
+        CliRun init = CliRun.of("authority", "init", dir.toString());
+        CliRun check = CliRun.of("authority", "check", dir.toString());
+
+        assertThat(init.exitCode()).isEqualTo(1);
+        assertThat(init.err()).contains(dir.resolve("identity.key") + ": identity file invalid (").contains("72 bytes");
+        assertThat(check.exitCode()).isEqualTo(1);
+        assertThat(check.err()).contains(dir.resolve("identity.key") + ": INVALID (").doesNotContain("IDENTITY");
+    }
 }

@@ -47,6 +47,25 @@ class HelpSummaryTest {
         assertThat(wrong).as("summaries that are not a whole sentence").isEmpty();
     }
 
+    /** A command that only groups others, given none, is a usage error (2): reason and usage on standard error. */
+    @Test
+    void groupWithoutACommand_isAUsageError() {
+        for (String[] args : List.of(new String[0], new String[] {"runs"}, new String[] {"authority"}, new String[] {"snapshot"})) {
+            java.io.StringWriter out = new java.io.StringWriter();
+            java.io.StringWriter err = new java.io.StringWriter();
+            CommandLine cl = Cli.commandLine();
+            cl.setOut(new java.io.PrintWriter(out, true));
+            cl.setErr(new java.io.PrintWriter(err, true));
+
+            int code = cl.execute(args);
+
+            String shown = String.join(" ", args);
+            assertThat(code).as(shown).isEqualTo(2);
+            assertThat(out.toString()).as(shown).isEmpty();
+            assertThat(err.toString()).as(shown).contains("needs a command: ").contains("Usage: ");
+        }
+    }
+
     @Test
     void help_everyCommandsOwnDescription_opensWithAWholeSentence_andNoLineIsWrapped() {
         List<String> wrong = new ArrayList<>();

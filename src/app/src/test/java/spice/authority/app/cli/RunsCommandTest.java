@@ -212,6 +212,8 @@ class RunsCommandTest {
             assertThat(r.out()).contains("Usage:").contains("Example").contains("  spice-authority runs ");
         }
         assertThat(CliRun.of("runs", "abandon", "--help").out()).contains("--yes").contains("irreversible");
-        assertThat(CliRun.of("runs").out()).contains("list").contains("show").contains("abandon");
+        CliRun bare = CliRun.of("runs");
+        assertThat(bare.exitCode()).isEqualTo(2);
+        assertThat(bare.err()).contains("list").contains("show").contains("abandon");
     }
 }
