@@ -260,6 +260,10 @@ final class PathWalk {
                     try {
                         sys.mkdirat(fd, name, LEAF_MODE);
                         created = true;
+                        // The new entry is durable before anything is written below it: otherwise a
+                        // power loss after init (identity written, leaf flushed) can take the whole
+                        // directory, and the next start would make a new scope and key.
+                        sys.fsync(fd);
                     } catch (PosixException m) {
                         if (m.errno() != p.EEXIST) { // RACE: someone else created it: validate it like any existing one
                             throw classify(fd, name, shown, leaf, m);

@@ -231,7 +231,14 @@ class FilesTest {
             // The fault was injected before the real call: only the failed directory flush comes after the rename.
             assertThat(dir.read(RECORD, 10)).isEqualTo(step == FaultySyscalls.Call.FSYNC_DIR ? neu : old);
             assertThat(mode(leaf.resolve(RECORD))).isEqualTo(0600);
-            faulty.writeAtomically(RECORD, neu); // the directory stays usable
+            if (step == FaultySyscalls.Call.FSYNC_DIR) {
+                // A failed flush of the directory is final (DirectoryFlush): no later write here is
+                // acknowledged, and the directory says so before any write, until it is opened again.
+                assertThat(Refusals.refusal(() -> faulty.writeAtomically(RECORD, neu)).detail()).contains("failed earlier");
+                assertThat(Refusals.refusal(faulty::revalidate).detail()).contains("restart the helper");
+            } else {
+                faulty.writeAtomically(RECORD, neu); // the directory stays usable
+            }
             assertThat(dir.read(RECORD, 10)).isEqualTo(neu);
         }
     }
