@@ -99,8 +99,10 @@ final class DirectoryFlush {
             failure = e;
         } finally {
             synchronized (lock) {
-                if (failure instanceof PosixException e && failedErrno == 0) {
-                    failedErrno = e.errno();
+                if (failure != null && failedErrno == 0) {
+                    // Any abnormal end, an Error included (the kernel's answer may have been lost
+                    // with it): the flush's outcome is unknown, and so is every later one's.
+                    failedErrno = failure instanceof PosixException e ? e.errno() : Libc.P.errnoValue("EIO");
                 }
                 mine.done = true;
                 mine.failure = failure;

@@ -250,6 +250,7 @@ final class PathWalk {
                 boolean shared = checkParent(st, parentShown);
 
                 created = false;
+                boolean missing = false;
                 int child;
                 try {
                     child = sys.openat(fd, name, dirFlags(), 0);
@@ -257,13 +258,10 @@ final class PathWalk {
                     if (e.errno() != p.ENOENT || !create) {
                         throw classify(fd, name, shown, leaf, e);
                     }
+                    missing = true;
                     try {
                         sys.mkdirat(fd, name, LEAF_MODE);
                         created = true;
-                        // The new entry is durable before anything is written below it: otherwise a
-                        // power loss after init (identity written, leaf flushed) can take the whole
-                        // directory, and the next start would make a new scope and key.
-                        sys.fsync(fd);
                     } catch (PosixException m) {
                         if (m.errno() != p.EEXIST) { // RACE: someone else created it: validate it like any existing one
                             throw classify(fd, name, shown, leaf, m);
@@ -279,6 +277,19 @@ final class PathWalk {
                 // every descriptor has exactly one owner whatever is thrown.
                 ancestors[held++] = fd;
                 fd = child;
+                if (missing || (create && leaf)) {
+                    // The entry is durable in its parent before anything is written below it:
+                    // otherwise a power loss after init (identity written, leaf flushed) can take
+                    // the whole directory, and the next start would make a new scope and key. Also
+                    // when another process created it (EEXIST) or an earlier attempt's flush failed
+                    // (the leaf's parent is flushed on every open that may create: a clean
+                    // directory's flush costs next to nothing).
+                    try {
+                        sys.fsync(ancestors[held - 1]);
+                    } catch (PosixException e) {
+                        throw io(parentShown, e);
+                    }
+                }
 
                 st = stat(fd, shown);
                 checkChild(st, shown, shared);

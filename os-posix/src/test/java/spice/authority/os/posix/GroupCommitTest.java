@@ -123,13 +123,28 @@ class GroupCommitTest {
      */
     @Test
     void writeAtomically_afterAFailedFlush_laterWritesFailUncertainWithoutAnotherFsync() throws Exception {
+        afterAFailedFlush(null);
+    }
+
+    /** The same when the flush ended in an Error (its answer lost): unknown, so final too. */
+    @Test
+    void writeAtomically_afterAFlushEndedByAnError_laterWritesFailUncertainWithoutAnotherFsync() throws Exception {
+        afterAFailedFlush(new OutOfMemoryError("simulated: lost the flush's answer"));
+    }
+
+    private static void afterAFailedFlush(Error failWith) throws Exception {
         try (TestTree tree = TestTree.create()) {
             OrderingSyscalls door = new OrderingSyscalls(0);
-            door.failFlush = 0; // the first flush of the directory fails with EIO; later ones would succeed
+            door.failWith = failWith;
+            door.failFlush = 0; // the first flush of the directory fails; later ones would succeed
             try (PosixSecureDirectory dir = openExisting(tree, door)) {
                 for (String name : List.of("a.state", "b.state", "c.state")) {
                     Map<String, Throwable> outcome = new ConcurrentHashMap<>();
                     write(dir, name, outcome).join();
+                    if (failWith != null && name.equals("a.state")) {
+                        assertThat(outcome.get(name)).isSameAs(failWith); // the caller treats an Error as uncertain
+                        continue;
+                    }
                     assertThat(outcome.get(name)).as(name).isInstanceOf(DirectoryRefusedException.class);
                     DirectoryRefusedException e = (DirectoryRefusedException) outcome.get(name);
                     assertThat(e.nothingWritten()).as(name).isFalse();
@@ -148,13 +163,13 @@ class GroupCommitTest {
     }
 
     /**
-     * The authority directory, created first through the real library, so that the door counts
-     * the writes' flushes only (creating it flushes its parent too).
+     * The authority directory, opened through the door, which counts (and holds or fails) the
+     * writes' flushes only: opening one that may create flushes its parent too.
      */
-    private static PosixSecureDirectory openExisting(TestTree tree, Syscalls door) throws DirectoryRefusedException {
-        String path = tree.resolve("auth").toString();
-        PosixSecureDirectory.open(path, OpenMode.CREATE_OR_VALIDATE, Syscalls.LIBC).close();
-        return PosixSecureDirectory.open(path, OpenMode.CREATE_OR_VALIDATE, door);
+    private static PosixSecureDirectory openExisting(TestTree tree, OrderingSyscalls door) throws DirectoryRefusedException {
+        PosixSecureDirectory dir = PosixSecureDirectory.open(tree.resolve("auth").toString(), OpenMode.CREATE_OR_VALIDATE, door);
+        door.counting = true;
+        return dir;
     }
 
     /** Marks a write that returned normally. */
@@ -192,6 +207,10 @@ class GroupCommitTest {
         volatile CountDownLatch holdFirstFlush;
         final CountDownLatch firstFlushHeld = new CountDownLatch(1);
         volatile int failFlush = -1;
+        /** Whether directory flushes are counted yet (not while the directory is opened). */
+        volatile boolean counting;
+        /** What the failing flush throws instead of EIO (an Error that lost the kernel's answer). */
+        volatile Error failWith;
 
         OrderingSyscalls(long flushDelayMillis) {
             this.flushDelayMillis = flushDelayMillis;
@@ -233,7 +252,7 @@ class GroupCommitTest {
 
         @Override
         public void fsync(int fd) throws PosixException {
-            if (tempFds.contains(fd)) {
+            if (tempFds.contains(fd) || !counting) {
                 real.fsync(fd);
                 return;
             }
@@ -268,6 +287,9 @@ class GroupCommitTest {
                 f[2] = ok ? 1 : 0;
             }
             if (!ok) {
+                if (failWith != null) {
+                    throw failWith;
+                }
                 throw new PosixException(p.errnoValue("EIO"), "fsync");
             }
         }
