@@ -70,6 +70,9 @@ public class ApiResources {
     Metrics metrics;
 
     @Inject
+    LargeBodies largeBodies;
+
+    @Inject
     HelperConfig config;
 
     @Inject
@@ -367,7 +370,9 @@ public class ApiResources {
     public Response sign(@Context RoutingContext rc, @HeaderParam("Accept") String accept,
                          @PathParam("run_id") String runId) throws AuthorityException {
         // The decoded snapshot (several times the payload's size) is gone before the answer is built.
-        return envelopeResponse(signed(rc, runId), accept);
+        try (LargeBodies.Permit decoding = largeBodies.enter(BodyReader.of(rc).length)) {
+            return envelopeResponse(signed(rc, runId), accept);
+        }
     }
 
     /** The sign itself: the envelope of the payload in {@code rc}'s body (issued again to a session that does not own the run). */
@@ -501,6 +506,12 @@ public class ApiResources {
     public Dto.ImportView prepare(@Context RoutingContext rc,
                                   @HeaderParam("Content-Type") String contentType) throws AuthorityException {
         byte[] body = BodyReader.of(rc);
+        try (LargeBodies.Permit decoding = largeBodies.enter(body.length)) {
+            return prepare(body, contentType);
+        }
+    }
+
+    private Dto.ImportView prepare(byte[] body, String contentType) throws AuthorityException {
         Session s = caller.get();
         Bodies.requireSize(body, Envelope.MAX_ENCODED_BYTES * 2, "envelope");
         Envelope env;
@@ -569,10 +580,13 @@ public class ApiResources {
         Session s = caller.get();
         ImportTx tx = sessions.importOf(s, importId);
         ActiveRun run = counted("activate", () -> tx.runImport().activate(Cancellation.none()), r -> {
-            sessions.own(s, r);
+            try {
+                sessions.own(s, r);
+            } finally {
+                sessions.removeImport(tx); // activated: the import is done whether or not the session kept the lease
+            }
             return r;
         });
-        sessions.removeImport(tx);
         LOG.infof("run %s imported and active at generation %s", LogText.of(tx.runId()), Long.toUnsignedString(run.runGeneration()));
         return new Dto.RunView(tx.runId(), "ACTIVE", Dto.u64(run.runGeneration()), true);
     }
@@ -604,8 +618,15 @@ public class ApiResources {
     @Operation(summary = "Structural validation and a JSON view of an envelope (never says it is authentic)")
     @RequestBody(required = true, content = @Content(mediaType = Bodies.PROTOBUF))
     @WritesNothing
-    public Response inspect(@Context RoutingContext rc, @HeaderParam("Content-Type") String contentType) {
+    public Response inspect(@Context RoutingContext rc, @HeaderParam("Content-Type") String contentType)
+            throws AuthorityException {
         byte[] body = BodyReader.of(rc);
+        try (LargeBodies.Permit decoding = largeBodies.enter(body.length)) {
+            return inspect(body, contentType);
+        }
+    }
+
+    private static Response inspect(byte[] body, String contentType) {
         Bodies.requireSize(body, Envelope.MAX_ENCODED_BYTES * 2, "envelope");
         Envelope env;
         boolean json = contentType != null && contentType.startsWith(MediaType.APPLICATION_JSON);

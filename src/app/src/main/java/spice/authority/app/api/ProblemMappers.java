@@ -131,7 +131,8 @@ public class ProblemMappers {
         static InternalError of(String method, String what, boolean nothingWritten) {
             String cause = what == null ? "internal error" : "internal error (" + what + ")";
             return isRead(method) || nothingWritten
-                    ? new InternalError(503, "unavailable", cause + "; nothing was changed, retry")
+                    ? new InternalError(503, "unavailable", cause + (isRead(method) ? "; nothing was changed, retry"
+                            : "; nothing durable was written, retry"))
                     : new InternalError(500, "uncertain", cause
                             + " while the call ran; whether it took effect is unknown: read the run's state before anything else");
         }

@@ -59,7 +59,7 @@ class ProblemMappersTest {
         for (String method : List.of("openSession", "prepare", "inspect")) {
             Response r = mappers.fatal(new OutOfMemoryError(), request("POST"), resource(method));
             assertThat(r.getStatus()).as(method).isEqualTo(503);
-            assertThat((String) r.getEntity()).as(method).contains("\"code\":\"unavailable\"").contains("nothing was changed");
+            assertThat((String) r.getEntity()).as(method).contains("\"code\":\"unavailable\"").contains("nothing durable was written");
             assertThat(r.getHeaderString("Retry-After")).as(method).isEqualTo("1");
         }
         for (String method : List.of("sign", "start", "activate", "consume", "abandon", "resume", "release", "closeSession", "abort")) {

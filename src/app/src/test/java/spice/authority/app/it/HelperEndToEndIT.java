@@ -175,11 +175,51 @@ class HelperEndToEndIT {
         }
     }
 
+    /**
+     * Two hosts sign payloads of tiny parts (10.7 MB each, 3,072 messages) at once: together
+     * within the body budget, but decoding each takes about six times its size, more than the
+     * heap for both. Large bodies are decoded one at a time (LargeBodies), so both are signed;
+     * decoded together, one ran out of memory.
+     */
+    @Test
+    void twoLargeSignsAtOnce_bothSigned() throws Exception {
+        Path a = payloadOfTinyParts("run-a", 3300);
+        Path b = payloadOfTinyParts("run-b", 3300);
+        try (HostProcess hostA = new HostProcess(helper.socket); HostProcess hostB = new HostProcess(helper.socket)) {
+            assertThat(hostA.send("session")).startsWith("200 ");
+            assertThat(hostB.send("session")).startsWith("200 ");
+            assertThat(hostA.send("start run-a")).startsWith("200 ");
+            assertThat(hostB.send("start run-b")).startsWith("200 ");
+            java.util.concurrent.CompletableFuture<String> signA = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> sendQuietly(hostA, "sign run-a " + a + " " + root.resolve("a.pb")));
+            java.util.concurrent.CompletableFuture<String> signB = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> sendQuietly(hostB, "sign run-b " + b + " " + root.resolve("b.pb")));
+            assertThat(signA.get(120, java.util.concurrent.TimeUnit.SECONDS)).startsWith("200 envelope");
+            assertThat(signB.get(120, java.util.concurrent.TimeUnit.SECONDS)).startsWith("200 envelope");
+        }
+        assertThat(helper.stderr()).doesNotContain("OutOfMemoryError");
+    }
+
+    private static String sendQuietly(HostProcess host, String command) {
+        try {
+            return host.send(command);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     private Path largestPayloadOfTinyParts(String runId) throws IOException {
+        Path payload = payloadOfTinyParts(runId, 4096);
+        assertThat(Files.size(payload)).isGreaterThan(14_000_000);
+        return payload;
+    }
+
+    /** {@code messages} messages of 128 one-character text parts: the most expensive shape to decode. */
+    private Path payloadOfTinyParts(String runId, int messages) throws IOException {
         String base = new String(SpecFiles.bytes("payload-corpus/public/valid-01-minimal-suspended.json"), StandardCharsets.UTF_8);
         String parts = String.join(",", java.util.Collections.nCopies(128, "{\"kind\":\"text\",\"text\":\"x\"}"));
         StringBuilder history = new StringBuilder("\"history\":[");
-        for (int m = 0; m < 4096; m++) {
+        for (int m = 0; m < messages; m++) {
             history.append(m == 0 ? "" : ",").append("{\"id\":\"m").append(m).append("\",\"role\":\"user\",\"parts\":[")
                     .append(parts).append("]}");
         }
@@ -188,7 +228,6 @@ class HelperEndToEndIT {
                         history.append("]").toString());
         Path payload = root.resolve(runId + ".json");
         Files.writeString(payload, json, StandardCharsets.UTF_8);
-        assertThat(Files.size(payload)).isGreaterThan(14_000_000);
         return payload;
     }
 
