@@ -20,6 +20,13 @@ import spice.authority.os.SecureDirectory;
 final class CliTokenReader implements TokenReader {
     @Override
     public byte[] read(Path file) throws IOException {
+        // SECURITY: a ".." is refused, not collapsed by text: the kernel would take "link/.." to the
+        // parent of the link's target, so the text's answer could name another file than the path.
+        for (Path c : file) {
+            if (c.toString().equals("..")) {
+                throw new IOException("token file " + file + ": refused: a '..' component (name the file without one)");
+            }
+        }
         Path abs = file.toAbsolutePath().normalize();
         if (abs.getParent() == null || abs.getFileName() == null) {
             throw new IOException("token file " + file + ": not a file path");

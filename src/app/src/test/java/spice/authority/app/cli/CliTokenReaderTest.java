@@ -45,6 +45,17 @@ class CliTokenReaderTest {
                 .hasMessageNotContaining("secret").hasMessageNotContaining("Injected");
     }
 
+    /** "dir/link/../token" is refused: collapsing ".." by text could name another file than the kernel would. */
+    @Test
+    void read_pathWithDotDot_isRefused_dotIsNot(@TempDir Path tmp) throws Exception {
+        Path tokenFile = tmp.resolve("token");
+        FakeHelper.writeToken(tokenFile, TOKEN);
+        Files.createDirectory(tmp.resolve("sub"));
+        assertThatThrownBy(() -> new CliTokenReader().read(tmp.resolve("sub/../token"))).hasMessageContaining("'..'")
+                .hasMessageNotContaining(TOKEN);
+        assertThat(new String(new CliTokenReader().read(tmp.resolve("./token")), StandardCharsets.US_ASCII)).isEqualTo(TOKEN);
+    }
+
     @Test
     void read_fileReadableByOthers_orALink_isRefusedWithoutReadingIt(@TempDir Path tmp) throws Exception {
         Path loose = tmp.resolve("token");
