@@ -313,7 +313,10 @@ public final class AuthorityClient {
         for (int attempt = 1; ; attempt++) {
             Duration retryAfter = null;
             try {
-                HttpTransport.Response r = http.send(method, target, headers, body);
+                // A sign's answer is the envelope (up to its own bound); the rest are small documents.
+                HttpTransport.Response r = signing
+                        ? http.send(method, target, headers, body, spice.authority.snapshot.envelope.Envelope.MAX_ENCODED_BYTES)
+                        : http.send(method, target, headers, body);
                 if (r.isSuccess()) {
                     return r.body();
                 }

@@ -51,8 +51,18 @@ import jdk.net.UnixDomainPrincipal;
 final class HttpTransport {
     /** Bound on the status line plus headers of a response. */
     static final int MAX_HEAD_BYTES = 64 * 1024;
-    /** Bound on a response body (the API's answers are small documents). */
+    /**
+     * Bound on a response body unless the call names its own (the API's answers are small
+     * documents; a run list may hold many runs). A sign's answer, the signed envelope, is bounded
+     * by the envelope's own bound instead ({@link #send(String, String, Map, byte[], int)}).
+     */
     static final int MAX_BODY_BYTES = 8 * 1024 * 1024;
+    /**
+     * The whole exchange (request out, answer in) must end within this many read timeouts: each
+     * read and write is bounded by the read timeout, but a helper that drips a byte now and then
+     * (or reads one) would otherwise hold the call, and an engine's close, for as long as it likes.
+     */
+    static final int EXCHANGE_READ_TIMEOUTS = 12;
 
     /** One response; header names are lower case, repeated headers joined with {@code ", "}. */
     record Response(int status, String reason, Map<String, String> headers, byte[] body) {
@@ -95,6 +105,11 @@ final class HttpTransport {
      * {@code application/json} unless {@code headers} names another {@code Content-Type}.
      */
     Response send(String method, String target, Map<String, String> headers, byte[] body) throws IOException {
+        return send(method, target, headers, body, MAX_BODY_BYTES);
+    }
+
+    /** As {@link #send(String, String, Map, byte[])}, the answer's body bounded by {@code maxBody} bytes. */
+    Response send(String method, String target, Map<String, String> headers, byte[] body, int maxBody) throws IOException {
         requireToken(method, "method");
         requireHeaderText(target, "request target");
         if (!target.startsWith("/")) {
@@ -136,11 +151,13 @@ final class HttpTransport {
                             + "; nothing was sent");
                 }
                 sending = true;
-                write(ch, selector, key, ByteBuffer.wrap(head));
+                long exchangeEnd = System.nanoTime() + EXCHANGE_READ_TIMEOUTS * readTimeoutMillis * 1_000_000L;
+                write(ch, selector, key, ByteBuffer.wrap(head), exchangeEnd);
                 if (body != null && body.length > 0) {
-                    write(ch, selector, key, ByteBuffer.wrap(body));
+                    write(ch, selector, key, ByteBuffer.wrap(body), exchangeEnd);
                 }
-                return reader.response(method, MAX_BODY_BYTES, false);
+                reader.deadline = exchangeEnd;
+                return reader.response(method, maxBody, false);
             } catch (HelperUnreachable | HelperUntrusted | HelperInterrupted e) {
                 throw e;
             } catch (IOException e) {
@@ -389,15 +406,24 @@ final class HttpTransport {
     }
 
     private void write(SocketChannel ch, Selector selector, SelectionKey key, ByteBuffer buf) throws IOException {
-        long deadline = System.nanoTime() + readTimeoutMillis * 1_000_000L;
+        write(ch, selector, key, buf, NO_DEADLINE);
+    }
+
+    /** Writes all of {@code buf}: each wait bounded by the read timeout, all of it by {@code end} (unless {@link #NO_DEADLINE}). */
+    private void write(SocketChannel ch, Selector selector, SelectionKey key, ByteBuffer buf, long end) throws IOException {
+        long deadline = capped(System.nanoTime() + readTimeoutMillis * 1_000_000L, end);
         while (buf.hasRemaining()) {
             if (ch.write(buf) == 0) {
                 key.interestOps(SelectionKey.OP_WRITE);
                 await(selector, deadline, "sending to");
             } else {
-                deadline = System.nanoTime() + readTimeoutMillis * 1_000_000L;
+                deadline = capped(System.nanoTime() + readTimeoutMillis * 1_000_000L, end);
             }
         }
+    }
+
+    private static long capped(long deadline, long end) {
+        return end != NO_DEADLINE && end - deadline < 0 ? end : deadline;
     }
 
     private void await(Selector selector, long deadline, String doing) throws IOException {
@@ -515,7 +541,7 @@ final class HttpTransport {
                 throw new HelperProtocolError("response from the helper at " + endpoint.display()
                         + " has neither Content-Length nor chunked framing");
             }
-            return toEof();
+            return toEof(maxBody);
         }
 
         private byte[] chunked(int maxBody) throws IOException {
@@ -550,24 +576,29 @@ final class HttpTransport {
         }
 
         private byte[] exactly(int n) throws IOException {
-            byte[] out = new byte[n];
+            // Grown as bytes arrive, never sized by the declared length alone: a Content-Length
+            // does not make the client hold that much before anything was sent.
+            byte[] out = new byte[Math.min(n, 64 * 1024)];
             int off = 0;
             while (off < n) {
                 if (!buf.hasRemaining() && !fill()) {
                     throw new HelperProtocolError("the helper at " + endpoint.display() + " closed the connection mid-response");
                 }
-                int k = Math.min(n - off, buf.remaining());
+                if (off == out.length) {
+                    out = Arrays.copyOf(out, (int) Math.min(n, 2L * out.length));
+                }
+                int k = Math.min(out.length - off, buf.remaining());
                 buf.get(out, off, k);
                 off += k;
             }
             return out;
         }
 
-        private byte[] toEof() throws IOException {
+        private byte[] toEof(int maxBody) throws IOException {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             while (buf.hasRemaining() || fill()) {
-                if (out.size() + buf.remaining() > MAX_BODY_BYTES) {
-                    throw new HelperProtocolError("response body from the helper is larger than " + MAX_BODY_BYTES + " bytes");
+                if (out.size() + buf.remaining() > maxBody) {
+                    throw new HelperProtocolError("response body from the helper is larger than " + maxBody + " bytes");
                 }
                 out.write(buf.array(), buf.arrayOffset() + buf.position(), buf.remaining());
                 buf.position(buf.limit());

@@ -73,6 +73,23 @@ class AuthorityClientTest {
         return all;
     }
 
+    /**
+     * A signed envelope may be up to 16 MiB + 1 KiB (a payload near its 16 MiB limit): the sign's
+     * answer is bounded by that, not by the 8 MiB of the API's documents. Before, a run whose history
+     * passed ~8 MiB could be suspended but never exported: every answer was refused as too large.
+     */
+    @Test
+    void sign_answerOfTenMiB_isReceived_aDocumentOfTenMiBIsNot(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        String big = "x".repeat(10 << 20);
+        try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.raw(200,
+                r.target().endsWith("/snapshots") ? "application/x-protobuf" : "application/json", big))) {
+            AuthorityClient c = client(sock, RetryPolicy.NONE);
+            assertThat(c.sign(new Session(SESSION_ID, 1), "run-1", new byte[] {1})).hasSize(10 << 20);
+            assertThatThrownBy(c::runs).isInstanceOf(HelperProtocolError.class).hasMessageContaining("larger than");
+        }
+    }
+
     @Test
     void everyOperation_sendsTheApisRequest_andReadsItsAnswer(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("a.sock");

@@ -197,6 +197,70 @@ class HttpTransportTest {
     }
 
     /**
+     * A helper that drips its answer a byte at a time, each within the read timeout, is cut off at
+     * the exchange's deadline (12 read timeouts), not held forever.
+     */
+    @Test
+    void drippingHelper_isCutAtTheExchangeDeadline(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        try (java.nio.channels.ServerSocketChannel server = java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+            server.bind(java.net.UnixDomainSocketAddress.of(sock));
+            Thread drip = Thread.ofPlatform().daemon().start(() -> {
+                try (java.nio.channels.SocketChannel ch = server.accept()) {
+                    java.nio.ByteBuffer in = java.nio.ByteBuffer.allocate(4096);
+                    while (ch.read(in) > 0 && !new String(in.array(), 0, in.position(), StandardCharsets.US_ASCII).contains("\r\n\r\n")) {
+                        // the request head
+                    }
+                    ch.write(java.nio.ByteBuffer.wrap("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n".getBytes(StandardCharsets.US_ASCII)));
+                    for (int i = 0; i < 100_000; i++) {
+                        ch.write(java.nio.ByteBuffer.wrap(new byte[] {'x'}));
+                        Thread.sleep(50);
+                    }
+                } catch (java.io.IOException | InterruptedException e) {
+                    // the client went away
+                }
+            });
+            HttpTransport c = transport(new HelperEndpoint.Unix(sock), Duration.ofSeconds(1), Duration.ofMillis(200));
+            long t0 = System.nanoTime();
+            assertThatThrownBy(() -> get(c, "/v1/runs")).isInstanceOf(HelperTimeout.class).hasMessageContaining("timed out");
+            Duration took = Duration.ofNanos(System.nanoTime() - t0);
+            assertThat(took).isGreaterThanOrEqualTo(Duration.ofMillis(2000)).isLessThan(Duration.ofSeconds(6));
+            drip.interrupt();
+        }
+    }
+
+    /** A declared Content-Length is not allocated before the bytes come: 8 MB declared, 10 sent, then the end. */
+    @Test
+    void declaredLength_isNotAllocatedUpFront(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        byte[] answer = "HTTP/1.1 200 OK\r\nContent-Length: 8000000\r\n\r\n0123456789".getBytes(StandardCharsets.US_ASCII);
+        try (FakeHelper h = FakeHelper.unix(sock, r -> answer)) {
+            HttpTransport c = transport(new HelperEndpoint.Unix(sock), Duration.ofSeconds(1), Duration.ofSeconds(5));
+            com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+            assertThatThrownBy(() -> get(c, "/v1/runs")).isInstanceOf(HelperProtocolError.class); // warm-up
+            long before = threads.getThreadAllocatedBytes(Thread.currentThread().threadId());
+            assertThatThrownBy(() -> get(c, "/v1/runs")).isInstanceOf(HelperProtocolError.class)
+                    .hasMessageContaining("closed the connection mid-response");
+            long allocated = threads.getThreadAllocatedBytes(Thread.currentThread().threadId()) - before;
+            assertThat(allocated).as("bytes allocated").isLessThan(1_000_000);
+        }
+    }
+
+    /** The bound on an answer is the call's: 10 MiB is too large for a document, not for an envelope. */
+    @Test
+    void answerBound_isTheCalls(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        String big = "x".repeat(10 << 20);
+        try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.raw(200, "application/x-protobuf", big))) {
+            HttpTransport c = transport(new HelperEndpoint.Unix(sock), Duration.ofSeconds(1), Duration.ofSeconds(10));
+            assertThatThrownBy(() -> get(c, "/v1/runs")).isInstanceOf(HelperProtocolError.class).hasMessageContaining("larger than");
+            HttpTransport.Response r = c.send("POST", "/v1/runs/r/snapshots", Map.of(), new byte[] {1},
+                    spice.authority.snapshot.envelope.Envelope.MAX_ENCODED_BYTES);
+            assertThat(r.body()).hasSize(10 << 20);
+        }
+    }
+
+    /**
      * An interrupt while waiting for the helper (a host cancelling the call, an executor shutting
      * down) ends the wait at once with an InterruptedIOException and keeps the interrupt status;
      * it neither spins on the selector nor waits out the read timeout.

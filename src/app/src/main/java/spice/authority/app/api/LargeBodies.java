@@ -19,7 +19,8 @@ import spice.authority.core.AuthorityException;
  */
 @Singleton
 public class LargeBodies {
-    static final Duration DEFAULT_WAIT = Duration.ofSeconds(30);
+    /** Below the host library's default read timeout (10 s): a waiting call is refused cleanly, not timed out as uncertain. */
+    static final Duration DEFAULT_WAIT = Duration.ofSeconds(5);
 
     private final Semaphore one = new Semaphore(1, true);
     private final Duration wait;
