@@ -4,7 +4,8 @@ package spice.authority.host;
 public final class HelperProtocolError extends HelperTransportException {
     private static final long serialVersionUID = 1L;
 
-    HelperProtocolError(String message) {
+    /** Also for a layer above the client that checks an answer's content (the engine checks a sign's envelope). */
+    public HelperProtocolError(String message) {
         super(message);
     }
 }

@@ -51,7 +51,7 @@ public interface Authority {
 
             @Override
             public byte[] sign(String runId, byte[] payload) throws IOException {
-                return client.sign(session, runId, payload);
+                return requireEnvelopeOf(runId, payload, client.sign(session, runId, payload));
             }
 
             @Override
@@ -94,6 +94,30 @@ public interface Authority {
                 return "Authority[" + client + ", " + session + "]";
             }
         };
+    }
+
+    /**
+     * A sign's answer must be the envelope of exactly the payload sent, for this run: structurally
+     * valid, its digest, run ID, sequence and lifecycle agreeing with that payload (wire-format a.3,
+     * strict). Anything else (an empty or foreign body, another run's envelope) is a protocol error:
+     * the sign's outcome is unknown, and the run is never handed over on a body that is not its
+     * envelope. The MAC is the helper's to check at import; the host has no key.
+     *
+     * @return {@code envelope}
+     */
+    static byte[] requireEnvelopeOf(String runId, byte[] payload, byte[] envelope) throws HelperProtocolError {
+        try {
+            spice.authority.snapshot.envelope.Envelope e = spice.authority.snapshot.envelope.Envelope.parse(envelope);
+            spice.authority.snapshot.envelope.Envelopes.validateStrict(e);
+            if (e.runId().equals(runId) && java.util.Arrays.equals(e.payload(), payload)) {
+                return envelope;
+            }
+            throw new HelperProtocolError("the helper's answer to the sign of run " + runId
+                    + " is the envelope of another run or payload");
+        } catch (spice.authority.snapshot.envelope.EnvelopeRejectedException e) {
+            throw new HelperProtocolError("the helper's answer to the sign of run " + runId + " is not a valid envelope ("
+                    + e.rule().id() + ")");
+        }
     }
 
     /**

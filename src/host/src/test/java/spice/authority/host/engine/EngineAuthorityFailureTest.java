@@ -14,6 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 import spice.authority.host.AuthorityClient;
 import spice.authority.host.FakeHelper;
 import spice.authority.host.HelperEndpoint;
+import spice.authority.host.HelperProtocolError;
 import spice.authority.host.RetryPolicy;
 import spice.authority.host.demo.ScriptedAgent;
 import spice.authority.snapshot.crypto.Claim;
@@ -189,6 +190,54 @@ class EngineAuthorityFailureTest {
         try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
             assertThat(Envelope.parse(run.suspend()).lastSequence()).isEqualTo(run.events().head());
         }
+    }
+
+    /**
+     * A sign answered 200 with something that is not this payload's envelope (garbage, another
+     * run's or another sequence's envelope) is never handed out: the outcome is unknown, the run is
+     * suspended here, and export() asks again; a helper that answers right then gives the envelope.
+     */
+    @Test
+    void suspend_answeredWithSomethingButItsEnvelope_isUncertain_exportRecovers(@TempDir Path tmp) throws Exception {
+        List<byte[]> wrong = List.of(binary("not an envelope".getBytes(StandardCharsets.US_ASCII)), FakeHelper.json(200, "{}"));
+        int i = 0;
+        for (byte[] answer : wrong) {
+            Path sock = tmp.resolve("w" + i + ".sock");
+            Path ledger = tmp.resolve("wl-" + i++);
+            java.util.concurrent.atomic.AtomicBoolean honest = new java.util.concurrent.atomic.AtomicBoolean();
+            try (FakeHelper h = FakeHelper.unix(sock, r -> !honest.get() && r.line().equals("POST /v1/runs/run-1/snapshots")
+                    ? answer : helper(r))) {
+                Run run = engine(sock, ledger).start("run-1", ScriptedAgent.DEFINITION, "hello");
+                run.runTurn();
+
+                assertThatThrownBy(run::suspend).isInstanceOfSatisfying(AuthorityFailedException.class,
+                        e -> assertThat(e.uncertain()).isTrue());
+                assertThat(run.phase()).isEqualTo(Run.Phase.SUSPENDED);
+                honest.set(true);
+                assertThat(Envelope.parse(run.export()).runId()).isEqualTo("run-1");
+            }
+        }
+    }
+
+    /** The envelope of another run's, or another sequence's, payload is refused like garbage. */
+    @Test
+    void requireEnvelopeOf_onlyThisPayloadsEnvelope() throws Exception {
+        // The spec's minimal valid payload (payload-corpus/public/valid-01-minimal-suspended.json).
+        byte[] payload = ("{\"version\":\"spice.agent.snapshot/v1alpha2\",\"run_id\":\"run-1\",\"definition\":{\"name\":\"test\","
+                + "\"model\":\"model\",\"max_turns\":3},\"completed_turns\":1,\"history\":[{\"id\":\"input-1\",\"role\":\"user\","
+                + "\"parts\":[{\"kind\":\"text\",\"text\":\"hello\"}]}],\"plan_identity\":{\"compiled_identities\":[\"broker:injected\","
+                + "\"provider:injected\",\"stage:kernel\"],\"snapshot_compatibility_identity\":\"tests:v1\",\"tool_plan_id\":"
+                + "\"generation-1\",\"fingerprint\":\"sha256:193164941cc41295aced07d6adbc5d5de7e53e6e6da6b7496837bd0b54e63296\"},"
+                + "\"seen_interaction_ids\":[],\"last_sequence\":7,\"status\":\"suspended\"}").getBytes(StandardCharsets.UTF_8);
+        byte[] env = Envelopes.unsigned(Snapshot.decode(payload)).seal(CLAIM).toBinary();
+        assertThat(Authority.requireEnvelopeOf("run-1", payload, env)).isSameAs(env);
+        byte[] later = new String(payload, StandardCharsets.UTF_8).replace("\"last_sequence\":7", "\"last_sequence\":9")
+                .getBytes(StandardCharsets.UTF_8);
+        assertThatThrownBy(() -> Authority.requireEnvelopeOf("run-1", later, env)).isInstanceOf(HelperProtocolError.class)
+                .hasMessageContaining("another run or payload");
+        assertThatThrownBy(() -> Authority.requireEnvelopeOf("run-2", payload, env)).isInstanceOf(HelperProtocolError.class);
+        assertThatThrownBy(() -> Authority.requireEnvelopeOf("run-1", payload, new byte[] {1, 2, 3}))
+                .isInstanceOf(HelperProtocolError.class).hasMessageContaining("not a valid envelope");
     }
 
     // ---- cancelled: nothing written, except that a sign may be cancelled after its write ---------
