@@ -49,7 +49,9 @@ import spice.authority.snapshot.plan.PlanIdentities;
  *   <li>A prepare whose answer was lost is asked once more with the same envelope: the helper
  *       answers its session with the import it already holds, so the import goes on as usual.
  *   <li>A failure before consume aborts at the helper and leaves no engine state; after consume it
- *       is {@link ImportUncertainException}, never retried; an uncertain activate stops and joins
+ *       is {@link ImportUncertainException}, never retried by the engine (the client repeats a call
+ *       only on an answer that proves nothing happened: unreachable, {@code unavailable}, a
+ *       {@code busy} with Retry-After; never one whose outcome is unknown); an uncertain activate stops and joins
  *       the committed run before the import transaction is released, and the run never executes;
  *       a lease the activate may have taken is then handed back, as after a start whose answer was
  *       lost, so the run can be abandoned before this session ends.

@@ -514,13 +514,18 @@ public final class Run {
                             + ", and this session no longer holds its lease; the run was stopped", e);
                 }
                 AuthorityFailedException failed = new AuthorityFailedException("the helper did not sign run " + runId, e);
-                // Perhaps signed: never continue; export() asks again with the identical payload.
-                pendingPayload = payload;
-                pendingMayHaveTakenEffect = true;
-                phase = Phase.SUSPENDED;
-                authorityLease = false;
-                log.append(runId, Event.Type.RUN_SUSPENDED, 0, null, null, null);
+                suspendedPerhapsSigned(payload);
                 throw failed;
+            } catch (RuntimeException | Error e) {
+                // A decorating Authority's bug, or no memory while the answer came in: the request
+                // may have reached the helper, so this is a sign of unknown outcome too. The run
+                // never goes on here with a lease the helper may already have suspended.
+                suspendedPerhapsSigned(payload);
+                if (e instanceof Error error) {
+                    throw error;
+                }
+                throw new AuthorityFailedException("signing run " + runId + " failed; it may have been signed",
+                        new IOException(e.toString()), true);
             }
             phase = Phase.SUSPENDED;
             log.append(runId, Event.Type.RUN_SUSPENDED, 0, null, null, null);
@@ -528,6 +533,15 @@ public final class Run {
         } finally {
             turnLock.unlock();
         }
+    }
+
+    /** Perhaps signed: never continue; export() asks again with the identical payload. Under turnLock. */
+    private void suspendedPerhapsSigned(byte[] payload) {
+        pendingPayload = payload;
+        pendingMayHaveTakenEffect = true;
+        phase = Phase.SUSPENDED;
+        authorityLease = false;
+        log.append(runId, Event.Type.RUN_SUSPENDED, 0, null, null, null);
     }
 
     /**

@@ -219,6 +219,55 @@ class EngineAuthorityFailureTest {
         }
     }
 
+    /**
+     * A decorating Authority that throws after the helper signed (a RuntimeException, or an Error
+     * such as running out of memory while the answer came in): the outcome is unknown, so the run
+     * is suspended here, never goes on, and export() gets the envelope. Before, the run stayed
+     * RUNNING with its lease flag set while the helper held it SUSPENDED.
+     */
+    @Test
+    void suspend_decoratorThrowsAfterTheSign_runSuspendedHere_exportRecovers(@TempDir Path tmp) throws Exception {
+        List<Throwable> failures = List.of(new IllegalStateException("decorator bug"), new OutOfMemoryError("simulated"));
+        int i = 0;
+        for (Throwable failure : failures) {
+            Path sock = tmp.resolve("d" + i + ".sock");
+            Path ledger = tmp.resolve("dl-" + i++);
+            java.util.concurrent.atomic.AtomicBoolean broken = new java.util.concurrent.atomic.AtomicBoolean(true);
+            try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+                AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
+                Authority throwing = new ForwardingAuthority(Authority.of(client, client.openSession())) {
+                    @Override
+                    public byte[] sign(String runId, byte[] payload) throws IOException {
+                        byte[] env = super.sign(runId, payload);
+                        if (broken.get()) {
+                            if (failure instanceof Error e) {
+                                throw e;
+                            }
+                            throw (RuntimeException) failure;
+                        }
+                        return env;
+                    }
+                };
+                Run run = Engine.builder(throwing, ScriptedAgent.model(),
+                        StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(ledger, null))))
+                        .identity(ScriptedAgent.IDENTITY).build().start("run-1", ScriptedAgent.DEFINITION, "hello");
+                run.runTurn();
+
+                Throwable thrown = org.assertj.core.api.Assertions.catchThrowable(run::suspend);
+
+                if (failure instanceof Error) {
+                    assertThat(thrown).isSameAs(failure);
+                } else {
+                    assertThat(thrown).isInstanceOfSatisfying(AuthorityFailedException.class, e -> assertThat(e.uncertain()).isTrue());
+                }
+                assertThat(run.phase()).as(failure.toString()).isEqualTo(Run.Phase.SUSPENDED);
+                assertThatThrownBy(run::runTurn).isInstanceOf(RunStateException.class);
+                broken.set(false);
+                assertThat(Envelope.parse(run.export()).runId()).isEqualTo("run-1");
+            }
+        }
+    }
+
     /** The envelope of another run's, or another sequence's, payload is refused like garbage. */
     @Test
     void requireEnvelopeOf_onlyThisPayloadsEnvelope() throws Exception {
