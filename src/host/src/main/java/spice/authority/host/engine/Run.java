@@ -606,7 +606,13 @@ public final class Run {
                         + "lost and its lease handed back; see 'spice-authority runs show " + runId + "'");
             }
             try {
-                engine.authority().resume(runId);
+                try {
+                    engine.authority().resume(runId);
+                } catch (RuntimeException e) {
+                    // A decorating Authority's bug: the request may have reached the helper, as when
+                    // an answer is lost (an Error leaves the run SUSPENDED here, without a lease).
+                    throw new IOException("resume failed in the authority: " + e);
+                }
             } catch (IOException e) {
                 if (!Authority.outcomeUnknown(e)) {
                     throw new AuthorityFailedException("the helper did not resume run " + runId, e);
@@ -669,6 +675,15 @@ public final class Run {
                 pendingPayload = payload; // export() asks again with the identical payload
                 pendingMayHaveTakenEffect = Authority.outcomeUnknown(e);
                 throw new AuthorityFailedException("the helper did not sign the end of run " + runId, e);
+            } catch (RuntimeException | Error e) {
+                // As in suspend(): the request may have reached the helper.
+                pendingPayload = payload;
+                pendingMayHaveTakenEffect = true;
+                if (e instanceof Error error) {
+                    throw error;
+                }
+                throw new AuthorityFailedException("signing the end of run " + runId + " failed; it may have been signed",
+                        new IOException(e.toString()), true);
             }
             return envelope.clone();
         } finally {

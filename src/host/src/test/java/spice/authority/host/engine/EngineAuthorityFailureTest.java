@@ -268,6 +268,54 @@ class EngineAuthorityFailureTest {
         }
     }
 
+    /**
+     * The same for the end of a run (complete) and a local resume: a decorator's exception after
+     * the helper acted is an unknown outcome. complete(): export() gets the tombstone's envelope;
+     * resumeLocal(): the helper's view shows the resume took effect, and the run goes on.
+     */
+    @Test
+    void completeAndResume_decoratorThrowsAfterTheHelperActed_handledAsAnUnknownOutcome(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("c.sock");
+        Path ledger = tmp.resolve("cl");
+        java.util.concurrent.atomic.AtomicBoolean broken = new java.util.concurrent.atomic.AtomicBoolean();
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
+            Authority throwing = new ForwardingAuthority(Authority.of(client, client.openSession())) {
+                @Override
+                public byte[] sign(String runId, byte[] payload) throws IOException {
+                    byte[] env = super.sign(runId, payload);
+                    if (broken.getAndSet(false)) {
+                        throw new IllegalStateException("decorator bug");
+                    }
+                    return env;
+                }
+
+                @Override
+                public void resume(String runId) throws IOException {
+                    super.resume(runId);
+                    if (broken.getAndSet(false)) {
+                        throw new IllegalStateException("decorator bug");
+                    }
+                }
+            };
+            Engine engine = Engine.builder(throwing, ScriptedAgent.model(),
+                    StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(ledger, null))))
+                    .identity(ScriptedAgent.IDENTITY).build();
+            Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
+            run.runTurn();
+            run.suspend();
+            broken.set(true);
+            run.resumeLocal(); // the helper's view (ACTIVE, owned) shows it took effect
+            assertThat(run.phase()).isEqualTo(Run.Phase.RUNNING);
+
+            broken.set(true);
+            assertThatThrownBy(run::complete).isInstanceOfSatisfying(AuthorityFailedException.class,
+                    e -> assertThat(e.uncertain()).isTrue());
+            assertThat(run.phase()).isEqualTo(Run.Phase.COMPLETED);
+            assertThat(Envelope.parse(run.export()).runId()).isEqualTo("run-1");
+        }
+    }
+
     /** The envelope of another run's, or another sequence's, payload is refused like garbage. */
     @Test
     void requireEnvelopeOf_onlyThisPayloadsEnvelope() throws Exception {
