@@ -202,7 +202,13 @@ public final class Engine implements AutoCloseable {
                 throw new RunStateException("cannot start run " + runId + ": " + e.getMessage());
             }
             try {
-                authority.start(runId);
+                try {
+                    authority.start(runId);
+                } catch (RuntimeException e) {
+                    // A decorating Authority's bug: the start may have reached the helper, as when
+                    // its answer is lost.
+                    throw new IOException("start failed in the authority: " + e);
+                }
                 helperStarted = true;
             } catch (IOException e) {
                 if (Authority.outcomeUnknown(e)) {

@@ -488,6 +488,28 @@ class EngineAuthorityFailureTest {
         }
     }
 
+    /** A decorating Authority that throws after the helper started the run: as a lost answer, the lease goes back. */
+    @Test
+    void start_decoratorThrowsAfterTheHelperStarted_theLeaseIsHandedBack(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("h.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
+            AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
+            Authority throwing = new ForwardingAuthority(Authority.of(client, client.openSession())) {
+                @Override
+                public void start(String runId) throws IOException {
+                    super.start(runId);
+                    throw new IllegalStateException("decorator bug");
+                }
+            };
+            Engine engine = Engine.builder(throwing, ScriptedAgent.model(),
+                    StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes())))
+                    .identity(ScriptedAgent.IDENTITY).build();
+            assertThatThrownBy(() -> engine.start("run-1", ScriptedAgent.DEFINITION, "hello"))
+                    .isInstanceOfSatisfying(AuthorityFailedException.class, e -> assertThat(e.uncertain()).isTrue());
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).contains("DELETE /v1/runs/run-1/lease");
+        }
+    }
+
     /**
      * A local resume whose answer was lost: ACTIVE at the next generation may be durable or not, a
      * second resume is refused either way, and the session would otherwise hold the lease (so no
