@@ -151,7 +151,9 @@ final class HttpTransport {
                             + "; nothing was sent");
                 }
                 sending = true;
-                long exchangeEnd = System.nanoTime() + EXCHANGE_READ_TIMEOUTS * readTimeoutMillis * 1_000_000L;
+                // A read timeout so long that the product overflows means no overall deadline.
+                long exchangeEnd = readTimeoutMillis > Long.MAX_VALUE / 4 / (EXCHANGE_READ_TIMEOUTS * 1_000_000L) ? NO_DEADLINE
+                        : System.nanoTime() + EXCHANGE_READ_TIMEOUTS * readTimeoutMillis * 1_000_000L;
                 write(ch, selector, key, ByteBuffer.wrap(head), exchangeEnd);
                 if (body != null && body.length > 0) {
                     write(ch, selector, key, ByteBuffer.wrap(body), exchangeEnd);

@@ -445,6 +445,18 @@ public final class Run {
                 pendingMayHaveTakenEffect = Authority.outcomeUnknown(io);
             }
             why = why + " (and the helper was not told: " + e.getMessage() + ")";
+        } catch (RuntimeException e) {
+            // A decorating Authority's bug: the tombstone may have been written (as in terminal()).
+            if (pendingPayload != null) {
+                pendingMayHaveTakenEffect = true;
+            }
+            why = why + " (and whether the helper was told is unknown: " + e + ")";
+        } catch (Error e) {
+            if (pendingPayload != null) {
+                pendingMayHaveTakenEffect = true;
+            }
+            authorityLease = false;
+            throw e;
         }
         authorityLease = false;
         return new RunFailedException("run " + runId + " failed: " + why, cause);
@@ -608,6 +620,10 @@ public final class Run {
             try {
                 try {
                     engine.authority().resume(runId);
+                } catch (Error e) {
+                    // The resume may have reached the helper: never resumed here, nor again.
+                    resumeLost = true;
+                    throw e;
                 } catch (RuntimeException e) {
                     // A decorating Authority's bug: the request may have reached the helper, as when
                     // an answer is lost (an Error leaves the run SUSPENDED here, without a lease).

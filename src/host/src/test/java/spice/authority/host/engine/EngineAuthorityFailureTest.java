@@ -30,6 +30,14 @@ import spice.authority.snapshot.payload.Snapshot;
 class EngineAuthorityFailureTest {
     private static final String SESSION = "5e55104d5e55104d5e55104d5e55104d";
 
+    /** The spec's minimal valid payload (payload-corpus/public/valid-01-minimal-suspended.json). */
+    private static final String MINIMAL = "{\"version\":\"spice.agent.snapshot/v1alpha2\",\"run_id\":\"run-1\",\"definition\":{\"name\":\"test\","
+                + "\"model\":\"model\",\"max_turns\":3},\"completed_turns\":1,\"history\":[{\"id\":\"input-1\",\"role\":\"user\","
+                + "\"parts\":[{\"kind\":\"text\",\"text\":\"hello\"}]}],\"plan_identity\":{\"compiled_identities\":[\"broker:injected\","
+                + "\"provider:injected\",\"stage:kernel\"],\"snapshot_compatibility_identity\":\"tests:v1\",\"tool_plan_id\":"
+                + "\"generation-1\",\"fingerprint\":\"sha256:193164941cc41295aced07d6adbc5d5de7e53e6e6da6b7496837bd0b54e63296\"},"
+                + "\"seen_interaction_ids\":[],\"last_sequence\":7,\"status\":\"suspended\"}";
+
     /** A well-shaped claim: the engine never verifies it, the helper does. */
     private static final Claim CLAIM = new Claim(new byte[32], 1, new byte[32]);
 
@@ -316,25 +324,43 @@ class EngineAuthorityFailureTest {
         }
     }
 
+    /**
+     * The check costs no copy of a large payload: an envelope of an 8 MB payload is checked in
+     * place (a strict validation decoded and copied it, about 6 times its size, after the helper
+     * had already signed).
+     */
+    @Test
+    void requireEnvelopeOf_largePayload_checkedInPlace() throws Exception {
+        StringBuilder history = new StringBuilder();
+        String text = "y".repeat(1_000_000);
+        for (int m = 0; m < 8; m++) {
+            history.append(m == 0 ? "" : ",").append("{\"id\":\"m").append(m).append("\",\"role\":\"user\",\"parts\":[{\"kind\":\"text\",\"text\":\"")
+                    .append(text).append("\"}]}");
+        }
+        byte[] payload = MINIMAL.replace("{\"id\":\"input-1\",\"role\":\"user\",\"parts\":[{\"kind\":\"text\",\"text\":\"hello\"}]}",
+                history.toString()).getBytes(StandardCharsets.UTF_8);
+        byte[] env = Envelopes.unsigned(Snapshot.decode(payload)).seal(CLAIM).toBinary();
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        Authority.requireEnvelopeOf("run-1", payload, env); // warm-up
+        long before = threads.getThreadAllocatedBytes(Thread.currentThread().threadId());
+        assertThat(Authority.requireEnvelopeOf("run-1", payload, env)).isSameAs(env);
+        long allocated = threads.getThreadAllocatedBytes(Thread.currentThread().threadId()) - before;
+        assertThat(allocated).as("bytes allocated checking an envelope of " + payload.length + " bytes").isLessThan(1_000_000);
+    }
+
     /** The envelope of another run's, or another sequence's, payload is refused like garbage. */
     @Test
     void requireEnvelopeOf_onlyThisPayloadsEnvelope() throws Exception {
-        // The spec's minimal valid payload (payload-corpus/public/valid-01-minimal-suspended.json).
-        byte[] payload = ("{\"version\":\"spice.agent.snapshot/v1alpha2\",\"run_id\":\"run-1\",\"definition\":{\"name\":\"test\","
-                + "\"model\":\"model\",\"max_turns\":3},\"completed_turns\":1,\"history\":[{\"id\":\"input-1\",\"role\":\"user\","
-                + "\"parts\":[{\"kind\":\"text\",\"text\":\"hello\"}]}],\"plan_identity\":{\"compiled_identities\":[\"broker:injected\","
-                + "\"provider:injected\",\"stage:kernel\"],\"snapshot_compatibility_identity\":\"tests:v1\",\"tool_plan_id\":"
-                + "\"generation-1\",\"fingerprint\":\"sha256:193164941cc41295aced07d6adbc5d5de7e53e6e6da6b7496837bd0b54e63296\"},"
-                + "\"seen_interaction_ids\":[],\"last_sequence\":7,\"status\":\"suspended\"}").getBytes(StandardCharsets.UTF_8);
+        byte[] payload = MINIMAL.getBytes(StandardCharsets.UTF_8);
         byte[] env = Envelopes.unsigned(Snapshot.decode(payload)).seal(CLAIM).toBinary();
         assertThat(Authority.requireEnvelopeOf("run-1", payload, env)).isSameAs(env);
         byte[] later = new String(payload, StandardCharsets.UTF_8).replace("\"last_sequence\":7", "\"last_sequence\":9")
                 .getBytes(StandardCharsets.UTF_8);
         assertThatThrownBy(() -> Authority.requireEnvelopeOf("run-1", later, env)).isInstanceOf(HelperProtocolError.class)
-                .hasMessageContaining("another run or payload");
+                .hasMessageContaining("not the envelope of the payload sent");
         assertThatThrownBy(() -> Authority.requireEnvelopeOf("run-2", payload, env)).isInstanceOf(HelperProtocolError.class);
         assertThatThrownBy(() -> Authority.requireEnvelopeOf("run-1", payload, new byte[] {1, 2, 3}))
-                .isInstanceOf(HelperProtocolError.class).hasMessageContaining("not a valid envelope");
+                .isInstanceOf(HelperProtocolError.class).hasMessageContaining("not an envelope");
     }
 
     // ---- cancelled: nothing written, except that a sign may be cancelled after its write ---------
