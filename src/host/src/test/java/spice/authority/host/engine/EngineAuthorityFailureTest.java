@@ -125,8 +125,16 @@ class EngineAuthorityFailureTest {
     }
 
     private static Engine engine(Path sock, Path ledger) throws IOException {
+        return engine(authorityOf(sock), ledger);
+    }
+
+    /** The client's Authority on the helper at {@code sock}, with a session of its own. */
+    private static Authority authorityOf(Path sock) throws IOException {
         AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
-        Authority authority = Authority.of(client, client.openSession());
+        return Authority.of(client, client.openSession());
+    }
+
+    private static Engine engine(Authority authority, Path ledger) {
         return Engine.builder(authority, ScriptedAgent.model(),
                 StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(ledger, null))))
                 .identity(ScriptedAgent.IDENTITY).build();
@@ -242,8 +250,7 @@ class EngineAuthorityFailureTest {
             Path ledger = tmp.resolve("dl-" + i++);
             java.util.concurrent.atomic.AtomicBoolean broken = new java.util.concurrent.atomic.AtomicBoolean(true);
             try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
-                AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
-                Authority throwing = new ForwardingAuthority(Authority.of(client, client.openSession())) {
+                Authority throwing = new ForwardingAuthority(authorityOf(sock)) {
                     @Override
                     public byte[] sign(String runId, byte[] payload) throws IOException {
                         byte[] env = super.sign(runId, payload);
@@ -256,9 +263,7 @@ class EngineAuthorityFailureTest {
                         return env;
                     }
                 };
-                Run run = Engine.builder(throwing, ScriptedAgent.model(),
-                        StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(ledger, null))))
-                        .identity(ScriptedAgent.IDENTITY).build().start("run-1", ScriptedAgent.DEFINITION, "hello");
+                Run run = engine(throwing, ledger).start("run-1", ScriptedAgent.DEFINITION, "hello");
                 run.runTurn();
 
                 Throwable thrown = org.assertj.core.api.Assertions.catchThrowable(run::suspend);
@@ -287,8 +292,7 @@ class EngineAuthorityFailureTest {
         Path ledger = tmp.resolve("cl");
         java.util.concurrent.atomic.AtomicBoolean broken = new java.util.concurrent.atomic.AtomicBoolean();
         try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
-            AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
-            Authority throwing = new ForwardingAuthority(Authority.of(client, client.openSession())) {
+            Authority throwing = new ForwardingAuthority(authorityOf(sock)) {
                 @Override
                 public byte[] sign(String runId, byte[] payload) throws IOException {
                     byte[] env = super.sign(runId, payload);
@@ -306,10 +310,7 @@ class EngineAuthorityFailureTest {
                     }
                 }
             };
-            Engine engine = Engine.builder(throwing, ScriptedAgent.model(),
-                    StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(ledger, null))))
-                    .identity(ScriptedAgent.IDENTITY).build();
-            Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
+            Run run = engine(throwing, ledger).start("run-1", ScriptedAgent.DEFINITION, "hello");
             run.runTurn();
             run.suspend();
             broken.set(true);
@@ -519,8 +520,7 @@ class EngineAuthorityFailureTest {
     void start_decoratorThrowsAfterTheHelperStarted_theLeaseIsHandedBack(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("h.sock");
         try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
-            AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
-            Authority throwing = new ForwardingAuthority(Authority.of(client, client.openSession())) {
+            Authority throwing = new ForwardingAuthority(authorityOf(sock)) {
                 @Override
                 public void start(String runId) throws IOException {
                     super.start(runId);
