@@ -154,9 +154,24 @@ final class HttpTransport {
                 // A read timeout so long that the product overflows means no overall deadline.
                 long exchangeEnd = readTimeoutMillis > Long.MAX_VALUE / 4 / (EXCHANGE_READ_TIMEOUTS * 1_000_000L) ? NO_DEADLINE
                         : System.nanoTime() + EXCHANGE_READ_TIMEOUTS * readTimeoutMillis * 1_000_000L;
-                write(ch, selector, key, ByteBuffer.wrap(head), exchangeEnd);
-                if (body != null && body.length > 0) {
-                    write(ch, selector, key, ByteBuffer.wrap(body), exchangeEnd);
+                try {
+                    write(ch, selector, key, ByteBuffer.wrap(head), exchangeEnd);
+                    if (body != null && body.length > 0) {
+                        write(ch, selector, key, ByteBuffer.wrap(body), exchangeEnd);
+                    }
+                } catch (IOException writeFailed) {
+                    if (writeFailed instanceof java.io.InterruptedIOException || writeFailed instanceof HelperTimeout) {
+                        throw writeFailed;
+                    }
+                    // The helper may have answered before it read the whole body (a body over its
+                    // budget or limit: 503 or 413, then the connection closed), and the write then
+                    // failed (EPIPE, ECONNRESET). Its answer, if one came whole, is the outcome: it
+                    // refused before any resource ran. Otherwise the write's failure stands (unknown).
+                    Response early = earlyAnswer(reader, method, exchangeEnd);
+                    if (early == null) {
+                        throw writeFailed;
+                    }
+                    return early;
                 }
                 reader.deadline = exchangeEnd;
                 return reader.response(method, maxBody, false);
@@ -179,6 +194,20 @@ final class HttpTransport {
             if (head != null) {
                 Arrays.fill(head, (byte) 0); // SECURITY: the head holds the bearer token on TCP
             }
+        }
+    }
+
+    /**
+     * An answer the helper sent before the request was written whole: a complete error response
+     * (4xx or 5xx) already received, read within one read timeout; null when there is none.
+     */
+    private Response earlyAnswer(Reader reader, String method, long exchangeEnd) {
+        try {
+            reader.deadline = capped(System.nanoTime() + readTimeoutMillis * 1_000_000L, exchangeEnd);
+            Response r = reader.response(method, MAX_PROOF_BYTES * 64, false);
+            return r.status() >= 400 ? r : null;
+        } catch (IOException | RuntimeException e) {
+            return null;
         }
     }
 

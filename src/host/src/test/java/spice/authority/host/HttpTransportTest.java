@@ -229,6 +229,43 @@ class HttpTransportTest {
         }
     }
 
+    /**
+     * A helper that refuses a body before reading it all (its budget: 503, connection closed) makes
+     * the client's write fail (EPIPE); the answer it sent first is the outcome, not an unknown one.
+     */
+    @Test
+    void answerBeforeTheBodyWasRead_isTheOutcome_notTheWritesFailure(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        byte[] refusal = FakeHelper.problem(503, "unavailable", "request bodies held at once are over the budget; nothing was done");
+        try (java.nio.channels.ServerSocketChannel server = java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+            server.bind(java.net.UnixDomainSocketAddress.of(sock));
+            Thread helper = Thread.ofPlatform().daemon().start(() -> {
+                try (java.nio.channels.SocketChannel ch = server.accept()) {
+                    java.nio.ByteBuffer in = java.nio.ByteBuffer.allocate(4096);
+                    while (!new String(in.array(), 0, in.position(), StandardCharsets.ISO_8859_1).contains("\r\n\r\n")) {
+                        if (ch.read(in) < 0) {
+                            return;
+                        }
+                    }
+                    java.nio.ByteBuffer out = java.nio.ByteBuffer.wrap(refusal);
+                    while (out.hasRemaining()) {
+                        ch.write(out);
+                    }
+                } catch (java.io.IOException e) {
+                    // the client went away
+                }
+            });
+            HttpTransport c = transport(new HelperEndpoint.Unix(sock), Duration.ofSeconds(1), Duration.ofSeconds(5));
+
+            HttpTransport.Response r = c.send("POST", "/v1/runs/r/snapshots", Map.of("Content-Type", "application/json"),
+                    new byte[16 << 20]);
+
+            assertThat(r.status()).isEqualTo(503);
+            assertThat(new String(r.body(), StandardCharsets.UTF_8)).contains("\"code\":\"unavailable\"");
+            helper.join(5000);
+        }
+    }
+
     /** A declared Content-Length is not allocated before the bytes come: 8 MB declared, 10 sent, then the end. */
     @Test
     void declaredLength_isNotAllocatedUpFront(@TempDir Path tmp) throws Exception {
