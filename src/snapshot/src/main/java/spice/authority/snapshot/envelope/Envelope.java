@@ -273,7 +273,7 @@ public final class Envelope {
     public String toString() {
         // An envelope not yet validated may carry any run_id (16 MiB, line breaks): shown bounded
         // and with control characters escaped, so a toString in a log line stays one short line.
-        return "Envelope[run_id=" + GoText.shown(proto.getRunId(), 80) + ", last_sequence=" + Long.toUnsignedString(proto.getLastSequence())
+        return "Envelope[run_id=" + spice.authority.snapshot.json.SafeText.bounded(proto.getRunId(), 80) + ", last_sequence=" + Long.toUnsignedString(proto.getLastSequence())
                 + ", lifecycle=" + lifecycleName() + ", payload=" + proto.getPayload().size() + " bytes, sha256="
                 + GoText.hex(proto.getSha256().toByteArray()) + "]";
     }

@@ -162,34 +162,6 @@ public final class GoText {
     }
 
     /** Lowercase hex of the bytes. */
-    /**
-     * {@code s} for a message or a log line: at most {@code max} characters of it, control and
-     * line-separating characters (and unpaired surrogates) written as {@code \\uXXXX}, and, when
-     * cut, how long it was. Never more than one line.
-     */
-    public static String shown(String s, int max) {
-        StringBuilder b = new StringBuilder(Math.min(s.length(), max) + 16);
-        int n = Math.min(s.length(), max);
-        if (n < s.length() && n > 0 && Character.isHighSurrogate(s.charAt(n - 1))) {
-            n--; // never cut a pair in two
-        }
-        for (int i = 0; i < n; i++) {
-            char c = s.charAt(i);
-            boolean paired = Character.isHighSurrogate(c) ? i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))
-                    : Character.isLowSurrogate(c) && i > 0 && Character.isHighSurrogate(s.charAt(i - 1));
-            if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x2028 || c == 0x2029
-                    || (Character.isSurrogate(c) && !paired)) {
-                b.append(String.format("\\u%04x", (int) c));
-            } else {
-                b.append(c);
-            }
-        }
-        if (n < s.length()) {
-            b.append("...(").append(s.length()).append(" chars)");
-        }
-        return b.toString();
-    }
-
     public static String hex(byte[] bytes) {
         char[] out = new char[bytes.length * 2];
         for (int i = 0; i < bytes.length; i++) {

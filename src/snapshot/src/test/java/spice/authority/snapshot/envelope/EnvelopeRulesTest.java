@@ -675,7 +675,7 @@ class EnvelopeRulesTest {
 
             String shown = e.toString();
 
-            assertThat(shown).doesNotContain("\n").doesNotContain("\u2028").contains("run\\u000aFORGED log line\\u2028")
+            assertThat(shown).doesNotContain("\n").doesNotContain("\u2028").contains("run\\u000AFORGED log line\\u2028")
                     .contains("...(10020 chars)").hasSizeLessThan(400);
         }
 

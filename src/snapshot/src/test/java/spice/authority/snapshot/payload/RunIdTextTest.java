@@ -231,12 +231,11 @@ class RunIdTextTest {
         assertThat(JsonValue.of("\"a\ud83d\ude00\"").rawBytes()).isEqualTo("\"a\ud83d\ude00\"".getBytes(StandardCharsets.UTF_8));
     }
 
-    /** Text for a message: one line, control characters and lone surrogates escaped, cut with its length. */
+    /** Text for a message: one line, control, separator and bidi characters escaped, cut with its length. */
     @Test
-    void shown_escapesAndBounds() {
-        assertThat(GoText.shown("a\nb\u2028c\u007f\u0085", 80)).isEqualTo("a\\u000ab\\u2028c\\u007f\\u0085");
-        assertThat(GoText.shown("x\ud800y\ud83d\ude00", 80)).isEqualTo("x\\ud800y\ud83d\ude00");
-        assertThat(GoText.shown("abcdef", 3)).isEqualTo("abc...(6 chars)");
-        assertThat(GoText.shown("ab\ud83d\ude00", 3)).isEqualTo("ab...(4 chars)");
+    void safeText_bounded_escapesAndBounds() {
+        assertThat(spice.authority.snapshot.json.SafeText.bounded("a\nb\u2028c\u202e", 80)).isEqualTo("a\\u000Ab\\u2028c\\u202E");
+        assertThat(spice.authority.snapshot.json.SafeText.bounded("abcdef", 3)).isEqualTo("abc...(6 chars)");
+        assertThat(spice.authority.snapshot.json.SafeText.bounded("ab\ud83d\ude00", 3)).isEqualTo("ab...(4 chars)");
     }
 }
