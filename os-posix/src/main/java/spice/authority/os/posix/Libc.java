@@ -93,14 +93,25 @@ final class Libc {
         /** {@code int fstatfs(int fd, struct statfs *buf);} */
         static final MethodHandle FSTATFS = downcall("fstatfs",
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
-        /** {@code int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf);} (glibc 2.28) */
-        static final MethodHandle STATX = downcall("statx",
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
         /** {@code nfds_t} is {@code unsigned long} on Linux (an {@code unsigned int} on macOS). */
         static final MethodHandle POLL = downcall("poll",
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
 
         private LinuxOnly() {}
+    }
+
+    /**
+     * {@code int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *buf);}
+     * in a holder of its own, and null where the C library lacks it (glibc before 2.28, musl before
+     * 1.2.5): a missing symbol then means no kept ancestor chain (every proof is the full walk),
+     * never a failed {@link LinuxOnly}, whose eventfd, poll and syscall handles everything needs.
+     */
+    private static final class StatxHandle {
+        static final MethodHandle STATX = LIBC.find("statx").isPresent()
+                ? downcall("statx", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS))
+                : null;
+
+        private StatxHandle() {}
     }
 
     /**
@@ -471,14 +482,15 @@ final class Libc {
      */
     static Statx statx(int dirfd, String pathname, int flags) throws PosixException {
         PosixPlatform.StatxLayout l = P.statx;
-        if (l == null) {
-            throw new UnsupportedOperationException("no statx on " + P.name);
+        MethodHandle statx = l == null ? null : StatxHandle.STATX;
+        if (statx == null) {
+            throw new UnsupportedOperationException("no statx on " + P.name + (l == null ? "" : " in this C library"));
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment cs = arena.allocate(CAPTURE);
             MemorySegment path = arena.allocateFrom(pathname);
             MemorySegment buf = arena.allocate(l.size(), 8);
-            while ((int) LinuxOnly.STATX.invokeExact(cs, dirfd, path, flags, STATX_NEEDED | P.STATX_MNT_ID, buf) != 0) {
+            while ((int) statx.invokeExact(cs, dirfd, path, flags, STATX_NEEDED | P.STATX_MNT_ID, buf) != 0) {
                 retryOrThrow(cs, "statx");
             }
             java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(buf.toArray(ValueLayout.JAVA_BYTE))

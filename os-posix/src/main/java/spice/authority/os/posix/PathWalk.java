@@ -306,8 +306,8 @@ final class PathWalk {
             checkLeaf(st);
             Chain chain = Chain.of(sys, p.AT_EMPTY_PATH, ancestors, fd);
             if (chain == null) {
-                for (; held > 0; held--) {
-                    sys.closeQuietly(ancestors[held - 1]);
+                while (held > 0) {
+                    sys.closeQuietly(ancestors[--held]); // uncounted before it is closed: never closed twice
                 }
             }
             Bound bound = new Bound(fd, st, created, chain);

@@ -666,10 +666,7 @@ final class HttpTransport {
                 return false;
             }
             buf.clear();
-            long deadline = System.nanoTime() + readTimeoutMillis * 1_000_000L;
-            if (this.deadline != NO_DEADLINE && this.deadline - deadline < 0) {
-                deadline = this.deadline;
-            }
+            long deadline = capped(System.nanoTime() + readTimeoutMillis * 1_000_000L, this.deadline);
             try {
                 while (true) {
                     int n = ch.read(buf);

@@ -24,6 +24,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import spice.authority.app.command.ExitCodes;
 import spice.authority.app.install.PlatformLayout.Step;
+import spice.authority.os.FileNames;
 
 /**
  * Plans and applies a per-user install or uninstall.
@@ -141,10 +142,10 @@ final class Installer {
         // lists: no control character (a carriage return, a newline, a tab) in any path or link target.
         for (Map.Entry<Path, Want> e : want.entrySet()) {
             if (hasControlCharacter(e.getKey().toString())) {
-                throw new InstallRefusedException(printable(e.getKey().toString()) + ": a control character in a path");
+                throw new InstallRefusedException(FileNames.printable(e.getKey().toString()) + ": a control character in a path");
             }
             if (e.getValue() instanceof LinkTo l && hasControlCharacter(l.target().toString())) {
-                throw new InstallRefusedException(printable(e.getKey().toString()) + ": a control character in its link target");
+                throw new InstallRefusedException(FileNames.printable(e.getKey().toString()) + ": a control character in its link target");
             }
         }
 
@@ -408,10 +409,15 @@ final class Installer {
         int code = runSteps(layout.deactivate(), "the helper may still be registered; stop it with:");
         // SECURITY: the files of a helper that still runs are not removed from under it (its
         // registration gone, it would run on unseen until the next logout).
-        if (layout.serviceManagerReachable() && layout.helperRunning().equals(Optional.of(true))) {
-            throw new InstallRefusedException("the helper still runs after "
-                    + String.join("; ", layout.deactivate().stream().map(Step::display).toList())
-                    + "; nothing was removed: stop it, then run uninstall again");
+        if (layout.serviceManagerReachable()) {
+            // Only a definite "stopped" lets the files go where the platform can be asked; an
+            // answer that cannot be told (an unexpected state, a timeout) is not taken for one.
+            Optional<Boolean> running = layout.helperRunning();
+            if (running.orElse(layout.asksWhetherRunning())) {
+                throw new InstallRefusedException("the helper " + (running.isPresent() ? "still runs" : "may still run")
+                        + " after " + String.join("; ", layout.deactivate().stream().map(Step::display).toList())
+                        + "; nothing was removed: stop it, then run uninstall again");
+            }
         }
         for (Path p : files) {
             Files.deleteIfExists(p);
@@ -460,7 +466,7 @@ final class Installer {
             boolean ours = places.contains(p) || (e.getValue() instanceof Manifest.Dir && ancestors.contains(p))
                     || (p.startsWith(root) && below(root, p));
             if (!ours) {
-                throw new InstallRefusedException(printable(p.toString()) + ": listed in the install manifest "
+                throw new InstallRefusedException(FileNames.printable(p.toString()) + ": listed in the install manifest "
                         + manifestFile() + " but not a place install writes (with this HOME and XDG_* settings); "
                         + "nothing was changed");
             }
@@ -527,11 +533,6 @@ final class Installer {
     }
 
     /** {@code s} with control characters shown as {@code \\uXXXX}, for a one-line message. */
-    private static String printable(String s) {
-        StringBuilder b = new StringBuilder();
-        s.chars().forEach(c -> b.append(c < 0x20 || c == 0x7f ? String.format("\\u%04x", c) : String.valueOf((char) c)));
-        return b.toString();
-    }
 
     /** SECURITY: the installed tree is the user's alone to change, whatever the source's modes. */
     private static void dropOthersWrite(Path p) throws IOException {

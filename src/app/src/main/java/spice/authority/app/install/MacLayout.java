@@ -90,14 +90,20 @@ final class MacLayout implements PlatformLayout {
         return env.commands().run(List.of("launchctl", "print", domain())).exitCode() == 0;
     }
 
+    /** {@code launchctl print}'s exit code for a job it does not know ("Could not find service"). */
+    static final int NOT_FOUND = 113;
+
     /** Loaded and running: {@code launchctl print} of the job says {@code state = running}; not loaded: false. */
     @Override
     public Optional<Boolean> helperRunning() {
         CommandRunner.Result r = env.commands().run(List.of("launchctl", "print", domain() + "/" + LABEL));
-        if (r.exitCode() == 127 || r.exitCode() == 124 || r.exitCode() == 130) {
-            return Optional.empty();
+        if (r.exitCode() == NOT_FOUND) {
+            return Optional.of(false); // not loaded
         }
-        return Optional.of(r.exitCode() == 0 && r.out().lines().anyMatch(l -> l.strip().equals("state = running")));
+        if (r.exitCode() != 0) {
+            return Optional.empty(); // absent, timed out, or an error that says nothing about the job
+        }
+        return Optional.of(r.out().lines().anyMatch(l -> l.strip().equals("state = running")));
     }
 
     @Override

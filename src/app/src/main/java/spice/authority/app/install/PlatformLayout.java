@@ -67,6 +67,11 @@ sealed interface PlatformLayout permits LinuxLayout, MacLayout, WindowsLayout {
      */
     Optional<Boolean> helperRunning();
 
+    /** Whether {@link #helperRunning()} asks at all (false: it is always empty on this platform). */
+    default boolean asksWhetherRunning() {
+        return true;
+    }
+
     /** A file generated for the registration. */
     record GeneratedFile(Path path, byte[] content, String what) {}
 

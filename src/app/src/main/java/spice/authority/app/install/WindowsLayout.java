@@ -124,6 +124,11 @@ final class WindowsLayout implements PlatformLayout {
     }
 
     @Override
+    public boolean asksWhetherRunning() {
+        return false;
+    }
+
+    @Override
     public List<Step> activate(Path installedLauncher) {
         return List.of(
                 Step.of("schtasks", "/Create", "/TN", TASK, "/XML", taskXml().toString(), "/F"),

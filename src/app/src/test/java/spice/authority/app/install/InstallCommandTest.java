@@ -232,7 +232,15 @@ class InstallCommandTest {
         assertThat(tree(home)).isEqualTo(before);
         assertThat(rec.actions()).containsExactly(List.of("systemctl", "--user", "disable", "--now", "spice-authority.service"));
 
+        // An answer that says neither (an unexpected state) is not taken for "stopped" either.
         rec.stuck = false;
+        rec.unknownState = "unknown";
+        Run unsure = run(new UninstallCommand(linux(home, rec)), "--user");
+        assertThat(unsure.exitCode()).isEqualTo(1);
+        assertThat(unsure.err()).contains("the helper may still run after");
+        assertThat(tree(home)).isEqualTo(before);
+
+        rec.unknownState = null;
         Run retry = run(new UninstallCommand(linux(home, rec)), "--user");
         assertThat(retry.exitCode()).as(retry.err()).isZero();
         assertThat(retry.out()).contains("uninstalled spice-authority 0.1.0");

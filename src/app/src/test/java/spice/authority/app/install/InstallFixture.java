@@ -39,6 +39,8 @@ final class InstallFixture {
         final String systemdState;
         volatile boolean active;
         volatile boolean stuck;
+        /** When set, what {@code is-active} answers instead (a state that says neither running nor stopped). */
+        volatile String unknownState;
 
         Recorder(String systemdState) {
             this(systemdState, false);
@@ -56,6 +58,10 @@ final class InstallFixture {
                 return new Result(systemdState.equals("running") ? 0 : 1, systemdState);
             }
             if (argv.equals(IS_ACTIVE)) {
+                String odd = unknownState;
+                if (odd != null) {
+                    return new Result(4, odd);
+                }
                 return active ? new Result(0, "active") : new Result(3, "inactive");
             }
             if (argv.size() > 2 && argv.get(2).equals("restart")) {

@@ -64,6 +64,7 @@ class PlatformLayoutTest {
                 Map.entry(new CommandRunner.Result(0, "gui/501/spice-authority = {\n\tstate = running\n}"), Optional.of(true)),
                 Map.entry(new CommandRunner.Result(0, "gui/501/spice-authority = {\n\tstate = not running\n}"), Optional.of(false)),
                 Map.entry(new CommandRunner.Result(113, "Could not find service"), Optional.of(false)),
+                Map.entry(new CommandRunner.Result(5, "Bootstrap failed: 5: Input/output error"), Optional.<Boolean>empty()),
                 Map.entry(new CommandRunner.Result(127, ""), Optional.<Boolean>empty()))) {
             CommandRunner answer = argv -> argv.size() == 3 && argv.get(1).equals("print") && argv.get(2).startsWith("gui/501/")
                     ? c.getKey() : new CommandRunner.Result(99, "");

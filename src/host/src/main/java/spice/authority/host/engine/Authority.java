@@ -122,7 +122,9 @@ public interface Authority {
         boolean claimShaped = e.hasAuthority() && e.getAuthority().getScopeId().size() == 32
                 && e.getAuthority().getHmacSha256().size() == 32;
         if (!spice.authority.snapshot.payload.Snapshot.FORMAT.equals(e.getFormat()) || !runId.equals(e.getRunId())
-                || e.getLastSequence() == 0 || e.getLifecycleValue() == 0 || !claimShaped
+                || e.getLastSequence() == 0 || e.getLastSequence() == -1L // E-SEQ, as Envelopes.validate
+                || spice.authority.snapshot.payload.LifecycleStatus.fromLifecycleNumber(e.getLifecycleValue()) == null
+                || !claimShaped
                 || !e.getPayload().equals(com.google.protobuf.UnsafeByteOperations.unsafeWrap(payload))
                 || !java.security.MessageDigest.isEqual(digest, e.getSha256().toByteArray())) {
             throw new HelperProtocolError("the helper's answer to the sign of run " + runId

@@ -85,7 +85,7 @@ public final class Engine implements AutoCloseable {
     private boolean closed;
 
     private Engine(Builder b) {
-        this.authority = b.authority;
+        this.authority = GuardedAuthority.of(b.authority);
         this.model = b.model;
         this.plans = b.plans;
         this.identity = b.identity;
@@ -202,13 +202,7 @@ public final class Engine implements AutoCloseable {
                 throw new RunStateException("cannot start run " + runId + ": " + e.getMessage());
             }
             try {
-                try {
-                    authority.start(runId);
-                } catch (RuntimeException e) {
-                    // A decorating Authority's bug: the start may have reached the helper, as when
-                    // its answer is lost.
-                    throw new IOException("start failed in the authority: " + e);
-                }
+                authority.start(runId);
                 helperStarted = true;
             } catch (IOException e) {
                 if (Authority.outcomeUnknown(e)) {
@@ -275,7 +269,7 @@ public final class Engine implements AutoCloseable {
             return Released.YES;
         } catch (HelperProblem.StateConflict notHeld) {
             return Released.NOT_HELD;
-        } catch (IOException | RuntimeException unknown) {
+        } catch (IOException unknown) {
             return Released.UNKNOWN;
         }
     }
@@ -456,7 +450,7 @@ public final class Engine implements AutoCloseable {
         // 5. Activate: only a returned active lease lets the run execute.
         try {
             authority.activate(tx);
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException e) {
             // RFC 0007: stop and join the committed run before Abort/Close releases the import lock;
             // never continue without an active lease.
             run.stopAndJoin();
@@ -466,7 +460,7 @@ public final class Engine implements AutoCloseable {
             throw new ImportUncertainException(runId, "activate of run " + runId + " failed after consume ("
                     + e.getMessage() + "); the committed run was stopped and joined, and is not retried"
                     + handBack(runId, "activate"),
-                    e instanceof IOException io ? io : new IOException(e.toString()));
+                    e);
         }
         if (!run.activated()) {
             // The engine closed (and stopped the run) while the helper activated it: hand it back.
@@ -557,7 +551,7 @@ public final class Engine implements AutoCloseable {
     private void abortQuietly(ImportView tx, Exception primary) {
         try {
             CleanUp.uninterrupted(() -> authority.abortImport(tx));
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException e) {
             if (primary == null) {
                 return;
             }

@@ -273,7 +273,7 @@ public final class Run {
         try {
             spice.authority.host.RunView v = engine.authority().inspect(runId);
             return runId.equals(v.runId()) && leaseHeld(v);
-        } catch (IOException | RuntimeException unknown) {
+        } catch (IOException unknown) {
             return false;
         }
     }
@@ -308,8 +308,8 @@ public final class Run {
             seen = v.phase() + (v.owned() ? ", owned" : ", owned by no session") + (v.fenced() ? ", fenced" : "");
         } catch (HelperProblem.NotFound gone) {
             seen = "no record";
-        } catch (IOException | RuntimeException unknown) {
-            return; // cannot tell (including an Authority built before inspect existed)
+        } catch (IOException unknown) {
+            return; // a helper that cannot be asked proves nothing (a decorator's bug arrives as IOException)
         }
         stopAndJoin();
         throw new RunStateException("run " + runId + " was stopped in turn " + turn + " before its tool calls: the helper "
@@ -445,12 +445,6 @@ public final class Run {
                 pendingMayHaveTakenEffect = Authority.outcomeUnknown(io);
             }
             why = why + " (and the helper was not told: " + e.getMessage() + ")";
-        } catch (RuntimeException e) {
-            // A decorating Authority's bug: the tombstone may have been written (as in terminal()).
-            if (pendingPayload != null) {
-                pendingMayHaveTakenEffect = true;
-            }
-            why = why + " (and whether the helper was told is unknown: " + e + ")";
         } catch (Error e) {
             if (pendingPayload != null) {
                 pendingMayHaveTakenEffect = true;
@@ -528,16 +522,12 @@ public final class Run {
                 AuthorityFailedException failed = new AuthorityFailedException("the helper did not sign run " + runId, e);
                 suspendedPerhapsSigned(payload);
                 throw failed;
-            } catch (RuntimeException | Error e) {
-                // A decorating Authority's bug, or no memory while the answer came in: the request
-                // may have reached the helper, so this is a sign of unknown outcome too. The run
-                // never goes on here with a lease the helper may already have suspended.
+            } catch (Error e) {
+                // No memory while the answer came in, say: the request may have reached the helper,
+                // so the run never goes on here with a lease the helper may already have suspended.
+                // (A RuntimeException arrives as an IOException of unknown outcome: GuardedAuthority.)
                 suspendedPerhapsSigned(payload);
-                if (e instanceof Error error) {
-                    throw error;
-                }
-                throw new AuthorityFailedException("signing run " + runId + " failed; it may have been signed",
-                        new IOException(e.toString()), true);
+                throw e;
             }
             phase = Phase.SUSPENDED;
             log.append(runId, Event.Type.RUN_SUSPENDED, 0, null, null, null);
@@ -624,10 +614,6 @@ public final class Run {
                     // The resume may have reached the helper: never resumed here, nor again.
                     resumeLost = true;
                     throw e;
-                } catch (RuntimeException e) {
-                    // A decorating Authority's bug: the request may have reached the helper, as when
-                    // an answer is lost (an Error leaves the run SUSPENDED here, without a lease).
-                    throw new IOException("resume failed in the authority: " + e);
                 }
             } catch (IOException e) {
                 if (!Authority.outcomeUnknown(e)) {
@@ -691,15 +677,11 @@ public final class Run {
                 pendingPayload = payload; // export() asks again with the identical payload
                 pendingMayHaveTakenEffect = Authority.outcomeUnknown(e);
                 throw new AuthorityFailedException("the helper did not sign the end of run " + runId, e);
-            } catch (RuntimeException | Error e) {
+            } catch (Error e) {
                 // As in suspend(): the request may have reached the helper.
                 pendingPayload = payload;
                 pendingMayHaveTakenEffect = true;
-                if (e instanceof Error error) {
-                    throw error;
-                }
-                throw new AuthorityFailedException("signing the end of run " + runId + " failed; it may have been signed",
-                        new IOException(e.toString()), true);
+                throw e;
             }
             return envelope.clone();
         } finally {
