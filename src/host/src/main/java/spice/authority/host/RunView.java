@@ -12,12 +12,26 @@ import java.util.Objects;
  * @param fenced the run's last outcome is uncertain: nobody may act on it until the helper restarts
  */
 public record RunView(String runId, String phase, long runGeneration, boolean owned, boolean fenced) {
+    /** The phase of a run that executes; the only phase a lease is granted in. */
+    public static final String ACTIVE = "ACTIVE";
+
+    private static final java.util.Set<String> KNOWN_PHASES =
+            java.util.Set.of(ACTIVE, "SUSPENDED", "IMPORTING", "COMPLETED", "FAILED", "CANCELLED");
+
     public RunView {
         Objects.requireNonNull(runId, "runId");
         Objects.requireNonNull(phase, "phase");
         if (phase.isEmpty()) {
             throw new IllegalArgumentException("phase is empty");
         }
+    }
+
+    /**
+     * The phase as text safe to print: one of the known phases, else {@code "an unknown phase"}
+     * (the text came from the helper and is not echoed).
+     */
+    public String phaseText() {
+        return KNOWN_PHASES.contains(phase) ? phase : "an unknown phase";
     }
 
     /** {@code runGeneration} as decimal text (it is unsigned). */

@@ -46,7 +46,7 @@ public interface Authority {
         return new Authority() {
             @Override
             public void start(String runId) throws IOException {
-                client.start(session, runId);
+                requireGrant(runId, "start", client.start(session, runId));
             }
 
             @Override
@@ -56,7 +56,7 @@ public interface Authority {
 
             @Override
             public void resume(String runId) throws IOException {
-                client.resume(session, runId);
+                requireGrant(runId, "resume", client.resume(session, runId));
             }
 
             @Override
@@ -81,7 +81,7 @@ public interface Authority {
 
             @Override
             public void activate(ImportView tx) throws IOException {
-                client.activate(session, tx);
+                requireGrant(tx.runId(), "activate", client.activate(session, tx));
             }
 
             @Override
@@ -94,6 +94,24 @@ public interface Authority {
                 return "Authority[" + client + ", " + session + "]";
             }
         };
+    }
+
+    /**
+     * SECURITY: a 200 is not a lease. The answer to a start, resume or activate must name the run
+     * asked for, ACTIVE, owned and not fenced; anything else (another run's view, a FAILED phase,
+     * {@code owned: false}) is a protocol error, so the call's outcome is unknown: the engine hands
+     * back whatever lease the session may hold and never runs the run on it.
+     */
+    static void requireGrant(String runId, String call, RunView v) throws HelperProtocolError {
+        if (!runId.equals(v.runId())) {
+            throw new HelperProtocolError("the helper's answer to the " + call + " of run " + runId
+                    + " names another run: it grants no lease");
+        }
+        if (!RunView.ACTIVE.equals(v.phase()) || !v.owned() || v.fenced()) {
+            throw new HelperProtocolError("the helper's answer to the " + call + " of run " + runId
+                    + " does not grant its lease (" + v.phaseText() + (v.owned() ? ", owned" : ", not owned")
+                    + (v.fenced() ? ", fenced" : "") + ")");
+        }
     }
 
     /**

@@ -284,37 +284,52 @@ public final class Run {
      * no record), so owned means this one.
      */
     private boolean leaseHeld(spice.authority.host.RunView v) {
-        return "ACTIVE".equals(v.phase()) && v.owned() && !v.fenced();
+        return spice.authority.host.RunView.ACTIVE.equals(v.phase()) && v.owned() && !v.fenced();
     }
 
     /**
      * SECURITY: a host that lost its lease must stop executing the run (ARCHITECTURE "Sessions and
      * leases"). A sign tells the engine; before a tool round's calls (the run's side effects) so
-     * does the helper's view of the run, which must still be ACTIVE, owned and not fenced. An
-     * ACTIVE run cannot be owned by another session (import refuses it, a start needs no record),
-     * so anything else proves this session's lease gone: a helper that restarted, an operator's
-     * abandon. A helper that cannot be asked proves nothing, and the round goes on.
+     * does the helper's view of the run, which must name this run, ACTIVE, owned and not fenced.
+     * An ACTIVE run cannot be owned by another session (import refuses it, a start needs no
+     * record), so anything else proves this session's lease gone: a helper that restarted, an
+     * operator's abandon. An answer that cannot be used (another run's view, a malformed or lost
+     * answer, a code this engine does not know) proves nothing either way, so the run stops too.
+     * Only a helper that cannot be reached (nothing was sent) or answers {@code unavailable} (it
+     * could not look) lets the round go on: every way into a round passed a checked grant or a
+     * held check, so the last answer the helper gave proved the lease.
      */
     private void requireLeaseAtHelper(int turn) throws EngineException {
         String seen;
         try {
             spice.authority.host.RunView v = engine.authority().inspect(runId);
             if (!runId.equals(v.runId())) {
-                return; // an answer about another run proves nothing about this one
-            }
-            if (leaseHeld(v)) {
+                throw stopUnusable(turn, new spice.authority.host.HelperProtocolError("it names another run"));
+            } else if (leaseHeld(v)) {
                 return;
+            } else {
+                seen = v.phaseText() + (v.owned() ? ", owned" : ", owned by no session") + (v.fenced() ? ", fenced" : "");
             }
-            seen = v.phase() + (v.owned() ? ", owned" : ", owned by no session") + (v.fenced() ? ", fenced" : "");
         } catch (HelperProblem.NotFound gone) {
-            seen = "no record";
-        } catch (IOException unknown) {
-            return; // a helper that cannot be asked proves nothing (a decorator's bug arrives as IOException)
+            seen = "with no record";
+        } catch (spice.authority.host.HelperTimeout | spice.authority.host.HelperProtocolError unusable) {
+            throw stopUnusable(turn, unusable);
+        } catch (spice.authority.host.HelperTransportException | HelperProblem.Unavailable unreachable) {
+            return; // nothing was sent, or the helper could not look: the last answer proved the lease
+        } catch (IOException unusable) {
+            throw stopUnusable(turn, unusable);
         }
         stopAndJoin();
         throw new RunStateException("run " + runId + " was stopped in turn " + turn + " before its tool calls: the helper "
                 + "shows it " + seen + ", so this session no longer holds its lease (a restarted helper, or an operator's "
                 + "abandon); a host that lost its lease must not go on");
+    }
+
+    private RunStateException stopUnusable(int turn, IOException unusable) {
+        stopAndJoin();
+        return new RunStateException("run " + runId + " was stopped in turn " + turn + " before its tool calls: the "
+                + "helper's answer to the lease check cannot be used (" + unusable.getMessage() + "), so this session "
+                + "cannot tell that it still holds the run's lease");
     }
 
     private void toolRound(int turn, Model.Reply.ToolRound round) throws EngineException {
