@@ -78,14 +78,19 @@ public final class Engine implements AutoCloseable {
     private final EngineIdentity identity;
     private final int logCapacity;
     private final List<EventListener> listeners;
+    private final Recorder recorder;
+    /** The helper session this engine opened ({@link Builder#open}), closed with it; or null. */
+    private final AutoCloseable ownedSession;
     private final Set<String> seenRunIds = new HashSet<>();
     /** Run IDs whose import is under way in this engine (guarded by this). */
     private final Set<String> importing = new HashSet<>();
     private final Map<String, Run> runs = new ConcurrentHashMap<>();
     private boolean closed;
 
-    private Engine(Builder b) {
-        this.authority = GuardedAuthority.of(b.authority);
+    private Engine(Builder b, Authority authority, AutoCloseable ownedSession) {
+        this.authority = GuardedAuthority.of(authority);
+        this.recorder = b.recorder;
+        this.ownedSession = ownedSession;
         this.model = b.model;
         this.plans = b.plans;
         this.identity = b.identity;
@@ -95,7 +100,16 @@ public final class Engine implements AutoCloseable {
 
     /** An engine on {@code authority}, driven by {@code model}, leasing tools from {@code plans}. */
     public static Builder builder(Authority authority, Model model, ToolPlanSource plans) {
-        return new Builder(authority, model, plans);
+        return new Builder(Objects.requireNonNull(authority, "authority"), model, plans);
+    }
+
+    /**
+     * An engine driven by {@code model}, leasing tools from {@code plans}, that opens its own
+     * helper session with {@link Builder#open}: the usual way. The engine closes the session in
+     * {@link #close()}, which releases every lease it still holds.
+     */
+    public static Builder builder(Model model, ToolPlanSource plans) {
+        return new Builder(null, model, plans);
     }
 
     /** Options of an engine. */
@@ -106,9 +120,10 @@ public final class Engine implements AutoCloseable {
         private EngineIdentity identity = EngineIdentity.convenience();
         private int logCapacity = 4096;
         private final List<EventListener> listeners = new CopyOnWriteArrayList<>();
+        private Recorder recorder = Recorder.NONE;
 
         private Builder(Authority authority, Model model, ToolPlanSource plans) {
-            this.authority = Objects.requireNonNull(authority, "authority");
+            this.authority = authority;
             this.model = Objects.requireNonNull(model, "model");
             this.plans = Objects.requireNonNull(plans, "plans");
         }
@@ -134,8 +149,34 @@ public final class Engine implements AutoCloseable {
             return this;
         }
 
+        /**
+         * The engine's run store (a required observer: see {@link Recorder}); default
+         * {@link Recorder#NONE}, which keeps nothing.
+         */
+        public Builder recorder(Recorder r) {
+            this.recorder = Objects.requireNonNull(r, "recorder");
+            return this;
+        }
+
+        /** The engine on the {@link Authority} given to {@link Engine#builder(Authority, Model, ToolPlanSource)}. */
         public Engine build() {
-            return new Engine(this);
+            if (authority == null) {
+                throw new IllegalStateException("this builder has no authority: use open(client)");
+            }
+            return new Engine(this, authority, null);
+        }
+
+        /**
+         * Opens a helper session through {@code client} and the engine on it; {@link #close()}
+         * closes the session (releasing the leases it still holds).
+         */
+        public Engine open(spice.authority.host.AuthorityClient client) throws IOException {
+            Objects.requireNonNull(client, "client");
+            if (authority != null) {
+                throw new IllegalStateException("this builder has an authority already: use build()");
+            }
+            spice.authority.host.Session session = client.openSession();
+            return new Engine(this, Authority.of(client, session), () -> client.closeSession(session));
         }
     }
 
@@ -153,6 +194,24 @@ public final class Engine implements AutoCloseable {
 
     List<EventListener> listeners() {
         return listeners;
+    }
+
+    Recorder recorder() {
+        return recorder;
+    }
+
+    /**
+     * Asks the helper to sign {@code payload} again, the identical payload of a checkpoint whose
+     * envelope was lost (the helper answers the identical envelope for a SUSPENDED run, to any
+     * session). The answer must be the envelope of exactly that payload.
+     */
+    public byte[] reissue(String runId, byte[] payload) throws IOException {
+        return authority.sign(runId, payload);
+    }
+
+    /** The helper's view of a run (phase, generation, owned, fenced). */
+    public spice.authority.host.RunView helperView(String runId) throws IOException {
+        return authority.inspect(runId);
     }
 
     public EngineIdentity identity() {
@@ -202,6 +261,13 @@ public final class Engine implements AutoCloseable {
                 throw new RunStateException("cannot start run " + runId + ": " + e.getMessage());
             }
             try {
+                recorder.begin(new Recorder.RunFacts(runId, plan, StaticToolPlan.definitions(lease.tools()), 1, null));
+            } catch (Recorder.RecordingException | RuntimeException e) {
+                forgetRunId(runId);
+                throw new RecordFailedException("run " + runId + " was not started: the store could not record it ("
+                        + e.getMessage() + ")", e);
+            }
+            try {
                 authority.start(runId);
                 helperStarted = true;
             } catch (IOException e) {
@@ -229,7 +295,8 @@ public final class Engine implements AutoCloseable {
             ok = true;
             return run;
         } catch (EngineException | RuntimeException e) {
-            if (!helperStarted && !(e instanceof AuthorityFailedException a && a.uncertain())) {
+            if (!helperStarted && !(e instanceof AuthorityFailedException a && a.uncertain())
+                    && !(e instanceof RecordFailedException)) {
                 forgetRunId(runId); // provably not started: the ID may be used again
             }
             throw e;
@@ -343,6 +410,14 @@ public final class Engine implements AutoCloseable {
      * @throws ImportUncertainException failed after consume: never retry automatically
      */
     public Run importRun(byte[] envelopeBytes) throws EngineException {
+        return importRun(envelopeBytes, null);
+    }
+
+    /**
+     * As {@link #importRun(byte[])}, for a run whose events from before the snapshot a store kept:
+     * a cursor inside {@code older} is served from it rather than failing with the recovery cursor.
+     */
+    public Run importRun(byte[] envelopeBytes, EventHistory older) throws EngineException {
         Objects.requireNonNull(envelopeBytes, "envelope");
         Snapshot snapshot;
         try {
@@ -363,7 +438,7 @@ public final class Engine implements AutoCloseable {
             }
         }
         try {
-            return importRun(envelopeBytes, snapshot, runId);
+            return importRun(envelopeBytes, snapshot, runId, older);
         } finally {
             synchronized (this) {
                 importing.remove(runId);
@@ -371,7 +446,8 @@ public final class Engine implements AutoCloseable {
         }
     }
 
-    private Run importRun(byte[] envelopeBytes, Snapshot snapshot, String runId) throws EngineException {
+    private Run importRun(byte[] envelopeBytes, Snapshot snapshot, String runId, EventHistory older)
+            throws EngineException {
         // 1. The helper verifies the HMAC and locks the run before any engine-side work.
         ImportView tx;
         boolean firstLost = false;
@@ -411,6 +487,18 @@ public final class Engine implements AutoCloseable {
             abortQuietly(tx, refused);
             throw refused;
         }
+        // The store knows of the run before its durable consume point.
+        try {
+            recorder.begin(new Recorder.RunFacts(runId, snapshot.planIdentity(), StaticToolPlan.definitions(lease.tools()),
+                    snapshot.lastSequence() + 1, envelopeBytes.clone()));
+        } catch (Recorder.RecordingException | RuntimeException e) {
+            lease.release();
+            forgetRunId(runId);
+            ImportRefusedException refused = new ImportRefusedException(ImportRefusedException.Reason.STORE_FAILED,
+                    "run " + runId + " was not imported: the store could not record it (" + e.getMessage() + ")", null);
+            abortQuietly(tx, refused);
+            throw refused;
+        }
         // 3. Consume: the durable consume point.
         try {
             authority.consume(tx);
@@ -432,7 +520,7 @@ public final class Engine implements AutoCloseable {
         Run run;
         try {
             run = new Run(this, runId, snapshot.definition(), snapshot.lastSequence() + 1, snapshot.history(),
-                    snapshot.completedTurns(), snapshot.seenInteractionIds());
+                    snapshot.completedTurns(), snapshot.seenInteractionIds(), older);
             run.bind(snapshot.planIdentity(), lease);
         } catch (RuntimeException e) {
             // After the consume point nothing may escape unhandled: release what this import holds.
@@ -575,6 +663,13 @@ public final class Engine implements AutoCloseable {
         List<Run> all = new ArrayList<>(runs.values());
         for (Run r : all) {
             r.stopAndJoin();
+        }
+        if (ownedSession != null) {
+            try {
+                ownedSession.close();
+            } catch (Exception e) {
+                // The helper ends the session when this process exits; nothing else to do here.
+            }
         }
     }
 

@@ -8,7 +8,7 @@ package spice.authority.host.engine;
  */
 public abstract sealed class EngineException extends Exception
         permits ExportRefusedException, ImportRefusedException, ImportUncertainException,
-        RunStateException, RunFailedException, AuthorityFailedException {
+        RunStateException, RunFailedException, AuthorityFailedException, RecordFailedException {
     private static final long serialVersionUID = 1L;
 
     EngineException(String message, Throwable cause) {

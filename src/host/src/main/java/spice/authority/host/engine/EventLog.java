@@ -21,15 +21,26 @@ public final class EventLog {
     private final List<EventListener> listeners = new CopyOnWriteArrayList<>();
     private long first;
     private long head;
+    /** Events from before this engine, served below {@link #first}; or {@code null}. */
+    private final EventHistory older;
 
     /**
      * A log whose next event gets {@code firstSequence} (unsigned, 1..2^64-1: an import continues
      * after any last_sequence of 1..2^64-2), retaining at most {@code capacity} events.
      */
     EventLog(long firstSequence, int capacity) {
+        this(firstSequence, capacity, null);
+    }
+
+    /**
+     * As {@link #EventLog(long, int)}, with the events of the run from before this engine: a
+     * cursor from {@code older.oldest() - 1} on is served from it.
+     */
+    EventLog(long firstSequence, int capacity, EventHistory older) {
         if (firstSequence == 0 || capacity < 1) {
             throw new IllegalArgumentException("first sequence and capacity must be positive");
         }
+        this.older = older;
         this.capacity = capacity;
         this.first = firstSequence;
         this.head = firstSequence - 1;
@@ -56,13 +67,26 @@ public final class EventLog {
     }
 
     Event append(String runId, Event.Type type, int turn, String callId, String messageId, String toolName) {
-        Event e;
+        Event e = peek(runId, type, turn, callId, messageId, toolName);
+        commit(e);
+        return e;
+    }
+
+    /** The event the next append would commit; nothing changes. */
+    synchronized Event peek(String runId, Event.Type type, int turn, String callId, String messageId, String toolName) {
+        if (head == -1L) {
+            // Sequences are unsigned 64-bit and never wrap: 2^64-1 was the last one.
+            throw new IllegalStateException("run " + runId + ": the event sequence space is exhausted");
+        }
+        return new Event(head + 1, runId, type, turn, callId, messageId, toolName);
+    }
+
+    /** Commits {@code e}, which must be the next event ({@link #peek}), and tells the listeners. */
+    void commit(Event e) {
         synchronized (this) {
-            if (head == -1L) {
-                // Sequences are unsigned 64-bit and never wrap: 2^64-1 was the last one.
-                throw new IllegalStateException("run " + runId + ": the event sequence space is exhausted");
+            if (e.sequence() != head + 1 || head == -1L) {
+                throw new IllegalStateException("event " + Long.toUnsignedString(e.sequence()) + " is not the next one");
             }
-            e = new Event(head + 1, runId, type, turn, callId, messageId, toolName);
             retained.addLast(e);
             head = e.sequence();
             if (retained.size() > capacity) {
@@ -77,7 +101,6 @@ public final class EventLog {
                 // SECURITY: an observer's failure never interrupts a transition half-way.
             }
         }
-        return e;
     }
 
     /**
@@ -85,13 +108,36 @@ public final class EventLog {
      *
      * @throws CursorOutOfRangeException when events after the cursor are no longer (or not yet) here
      */
-    public synchronized List<Event> readAfter(long cursor) throws CursorOutOfRangeException {
-        if (Long.compareUnsigned(cursor, first - 1) < 0) {
-            throw new CursorOutOfRangeException(cursor, first, head, first - 1);
+    public List<Event> readAfter(long cursor) throws CursorOutOfRangeException {
+        long retainedFirst;
+        synchronized (this) {
+            retainedFirst = first;
+            if (Long.compareUnsigned(cursor, head) > 0) {
+                throw new CursorOutOfRangeException(cursor, first, head, head);
+            }
+            if (Long.compareUnsigned(cursor, first - 1) >= 0) {
+                return retainedAfter(cursor);
+            }
+            if (older == null || Long.compareUnsigned(cursor, older.oldest() - 1) < 0) {
+                long oldest = older == null ? first : older.oldest();
+                throw new CursorOutOfRangeException(cursor, oldest, head, oldest - 1);
+            }
         }
-        if (Long.compareUnsigned(cursor, head) > 0) {
-            throw new CursorOutOfRangeException(cursor, first, head, head);
+        // Outside the lock: the history reads a store. Events of the engine's own log that left the
+        // window since are read from the history too (the recorder holds every event).
+        List<Event> out = new ArrayList<>(older.read(cursor, retainedFirst - 1));
+        synchronized (this) {
+            long after = out.isEmpty() ? cursor : out.get(out.size() - 1).sequence();
+            if (Long.compareUnsigned(after, first - 1) < 0) {
+                out.addAll(older.read(after, first - 1));
+                after = out.isEmpty() ? cursor : out.get(out.size() - 1).sequence();
+            }
+            out.addAll(retainedAfter(after));
         }
+        return out;
+    }
+
+    private List<Event> retainedAfter(long cursor) {
         List<Event> out = new ArrayList<>();
         for (Event e : retained) {
             if (Long.compareUnsigned(e.sequence(), cursor) > 0) {

@@ -43,6 +43,8 @@ public final class ImportRefusedException extends EngineException {
         PLAN_CHANGED,
         /** The helper refused the consume and nothing was written. */
         CONSUME_REFUSED,
+        /** The engine's store could not record the run before its consume point: aborted. */
+        STORE_FAILED,
         /**
          * The snapshot's {@code last_sequence} leaves this engine too little of the event sequence
          * space to go on (more than {@link Engine#MAX_IMPORTED_SEQUENCE}): refused before consume.

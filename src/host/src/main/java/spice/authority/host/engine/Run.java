@@ -74,13 +74,22 @@ public final class Run {
     private boolean pendingMayHaveTakenEffect;
     /** The answer to a local resume was lost and the lease handed back: it is never resumed here. */
     private boolean resumeLost;
+    /** The last_sequence of {@link #pendingPayload}. */
+    private long pendingSequence;
+    /** The RunSuspended event of a suspend whose sign's outcome is unknown (not yet recorded), or null. */
+    private Event pendingEvent;
 
     Run(Engine engine, String runId, Definition definition, long firstSequence, List<Message> history,
         int completedTurns, List<String> seenInteractionIds) {
+        this(engine, runId, definition, firstSequence, history, completedTurns, seenInteractionIds, null);
+    }
+
+    Run(Engine engine, String runId, Definition definition, long firstSequence, List<Message> history,
+        int completedTurns, List<String> seenInteractionIds, EventHistory older) {
         this.engine = engine;
         this.runId = runId;
         this.definition = definition;
-        this.log = new EventLog(firstSequence, engine.logCapacity());
+        this.log = new EventLog(firstSequence, engine.logCapacity(), older);
         this.history = new ArrayList<>(history);
         for (Message m : history) {
             messageIds.add(m.id());
@@ -155,7 +164,7 @@ public final class Run {
      * the run was stopped meanwhile (the engine closed after registering it): it then never runs,
      * and the caller releases the helper's lease.
      */
-    boolean started(Message firstUserMessage) {
+    boolean started(Message firstUserMessage) throws RecordFailedException {
         return takeLease(Event.Type.RUN_STARTED, firstUserMessage);
     }
 
@@ -163,12 +172,12 @@ public final class Run {
      * An imported run whose activate returned: RunResumed at {@code last_sequence + 1}. False
      * when the run was stopped meanwhile (it then never runs).
      */
-    boolean activated() {
+    boolean activated() throws RecordFailedException {
         return takeLease(Event.Type.RUN_RESUMED, null);
     }
 
     /** The helper's lease taken: RUNNING, {@code first} event, then {@code firstUserMessage} if any. */
-    private boolean takeLease(Event.Type first, Message firstUserMessage) {
+    private boolean takeLease(Event.Type first, Message firstUserMessage) throws RecordFailedException {
         turnLock.lock();
         try {
             // RACE: close() may stop the run between its registration and here; stopAndJoin holds
@@ -178,11 +187,11 @@ public final class Run {
             }
             authorityLease = true;
             phase = Phase.RUNNING;
-            log.append(runId, first, 0, null, null, null);
+            append(first, 0, null, null, null);
             if (firstUserMessage != null) {
                 history.add(firstUserMessage);
                 messageIds.add(firstUserMessage.id());
-                log.append(runId, Event.Type.MESSAGE_APPENDED, 0, null, firstUserMessage.id(), null);
+                append(Event.Type.MESSAGE_APPENDED, 0, null, firstUserMessage.id(), null);
             }
             return true;
         } finally {
@@ -234,7 +243,7 @@ public final class Run {
             }
             int turn = completedTurns + 1;
             phase = Phase.IN_TURN;
-            log.append(runId, Event.Type.TURN_STARTED, turn, null, null, null);
+            append(Event.Type.TURN_STARTED, turn, null, null, null);
             String operationId = runId + "/model/" + turn;
             for (int round = 0; ; round++) {
                 if (stopRequested) {
@@ -257,7 +266,7 @@ public final class Run {
                     case Model.Reply.Final f -> {
                         completedTurns = turn;
                         phase = Phase.RUNNING;
-                        log.append(runId, Event.Type.TURN_COMPLETED, turn, null, null, null);
+                        append(Event.Type.TURN_COMPLETED, turn, null, null, null);
                         return;
                     }
                     case Model.Reply.ToolRound r -> toolRound(turn, r);
@@ -353,7 +362,7 @@ public final class Run {
         appendMessage(turn, assistant);
         callIds.addAll(roundIds);
         for (Model.ToolCall c : round.calls()) {
-            log.append(runId, Event.Type.TOOL_CALL_STARTED, turn, c.callId(), null, c.toolName());
+            append(Event.Type.TOOL_CALL_STARTED, turn, c.callId(), null, c.toolName());
             JsonValue result;
             try {
                 result = tools.get(c.toolName()).call(runId, c.callId(), c.arguments());
@@ -372,7 +381,7 @@ public final class Run {
                 throw fail("tool " + c.toolName() + " returned a result the snapshot cannot carry in call " + c.callId()
                         + ": " + e.getMessage(), null);
             }
-            log.append(runId, Event.Type.TOOL_CALL_COMPLETED, turn, c.callId(), null, c.toolName());
+            append(Event.Type.TOOL_CALL_COMPLETED, turn, c.callId(), null, c.toolName());
             appendMessage(turn, new Message(nextMessageId(), Role.TOOL, toolMessage.parts()));
         }
     }
@@ -382,12 +391,75 @@ public final class Run {
         return runId + "/message/" + Long.toUnsignedString(log.next());
     }
 
-    private void appendMessage(int turn, Message m) throws RunFailedException {
+    private void appendMessage(int turn, Message m) throws RunFailedException, RecordFailedException {
         if (!m.id().equals(nextMessageId()) || !messageIds.add(m.id())) {
             throw fail("generated message ID " + m.id() + " collides with existing history", null);
         }
         history.add(m);
-        log.append(runId, Event.Type.MESSAGE_APPENDED, turn, null, m.id(), null);
+        append(Event.Type.MESSAGE_APPENDED, turn, null, m.id(), null);
+    }
+
+    /**
+     * Commits the run's next event once the engine's recorder made it durable. When the recorder
+     * fails, the run stops before anything else of it executes.
+     */
+    private Event append(Event.Type type, int turn, String callId, String messageId, String toolName)
+            throws RecordFailedException {
+        Event e = log.peek(runId, type, turn, callId, messageId, toolName);
+        try {
+            engine.recorder().event(e);
+        } catch (Recorder.RecordingException | RuntimeException x) {
+            throw storeFailed("its " + type.display() + " event " + Long.toUnsignedString(e.sequence())
+                    + " could not be recorded", x);
+        }
+        log.commit(e);
+        return e;
+    }
+
+    /** Records a checkpoint's payload before it is signed. */
+    private void recordPending(long sequence, byte[] payload) throws RecordFailedException {
+        try {
+            engine.recorder().pending(runId, sequence, payload);
+        } catch (Recorder.RecordingException | RuntimeException x) {
+            throw storeFailed("its checkpoint at " + Long.toUnsignedString(sequence) + " could not be recorded before "
+                    + "signing", x);
+        }
+    }
+
+    /** Records the envelope of the checkpoint at {@code sequence} (and the event it completes). */
+    private void recordSigned(long sequence, byte[] env, Event completing) throws RecordFailedException {
+        try {
+            engine.recorder().signed(runId, sequence, env, completing);
+        } catch (Recorder.RecordingException | RuntimeException x) {
+            throw storeFailed("the envelope of its checkpoint at " + Long.toUnsignedString(sequence) + " could not be "
+                    + "recorded (the store keeps its payload: recovery asks the helper for the envelope again)", x);
+        }
+    }
+
+    /**
+     * The store failed: the run stops before anything else of it executes, and its lease goes
+     * back to the helper, so that the run is abandonable there (a SUSPENDED one stays importable).
+     * Under turnLock.
+     */
+    private RecordFailedException storeFailed(String what, Exception cause) {
+        boolean hadLease = authorityLease || phase == Phase.SUSPENDED;
+        stopRequested = true;
+        authorityLease = false;
+        if (phase == Phase.STARTING || phase == Phase.RUNNING || phase == Phase.IN_TURN) {
+            phase = Phase.STOPPED;
+        }
+        releaseToolLease();
+        String lease = "";
+        if (hadLease) {
+            try {
+                CleanUp.uninterrupted(() -> engine.authority().release(runId));
+                lease = "; its lease was handed back";
+            } catch (IOException e) {
+                lease = "; handing its lease back failed (the session's end releases it)";
+            }
+        }
+        return new RecordFailedException("run " + runId + " was stopped: " + what + " (" + cause.getMessage() + ")"
+                + lease + "; 'spice-authority runs abandon " + runId + "' ends it at the helper", cause);
     }
 
     /**
@@ -438,7 +510,13 @@ public final class Run {
     /** Fails the run: RunFailed, a FAILED terminal at the helper when the history allows one. */
     private RunFailedException fail(String why, Exception cause) {
         phase = Phase.FAILED;
-        log.append(runId, Event.Type.RUN_FAILED, 0, null, null, null);
+        try {
+            append(Event.Type.RUN_FAILED, 0, null, null, null);
+        } catch (RecordFailedException r) {
+            // The store is gone: the helper keeps the run ACTIVE (its lease was handed back) for the
+            // operator's abandon; no FAILED tombstone the store could not keep.
+            return new RunFailedException("run " + runId + " failed: " + why + "; and " + r.getMessage(), cause);
+        }
         releaseToolLease();
         boolean unresolved = hasUnresolvedCall();
         try {
@@ -448,12 +526,23 @@ public final class Run {
                 CleanUp.uninterrupted(() -> engine.authority().release(runId));
             } else {
                 byte[] failed = payload(LifecycleStatus.FAILED, log.head());
+                try {
+                    recordPending(log.head(), failed);
+                } catch (RecordFailedException r) {
+                    return new RunFailedException("run " + runId + " failed: " + why + "; and " + r.getMessage(), cause);
+                }
                 pendingPayload = failed;
+                pendingSequence = log.head();
                 // A run often fails because its thread was interrupted: the tombstone is still
                 // written (the interrupt is kept for the caller), or the helper would keep the run
                 // ACTIVE and owned until the session ends.
                 envelope = CleanUp.uninterrupted(() -> engine.authority().sign(runId, failed));
                 pendingPayload = null;
+                try {
+                    recordSigned(log.head(), envelope, null);
+                } catch (RecordFailedException r) {
+                    why = why + "; and " + r.getMessage();
+                }
             }
         } catch (IOException | PayloadRejectedException e) {
             if (e instanceof IOException io && pendingPayload != null) {
@@ -511,12 +600,14 @@ public final class Run {
                         + " of " + definition.maxTurns() + " turns: a suspended run has at least one completed turn and one left");
             }
             byte[] payload;
+            long seq = log.next();
             try {
                 // last_sequence is the RunSuspended event committed once the helper signed.
-                payload = payload(LifecycleStatus.SUSPENDED, log.next());
+                payload = payload(LifecycleStatus.SUSPENDED, seq);
             } catch (PayloadRejectedException e) {
                 throw new ExportRefusedException("run " + runId + " cannot be exported: " + e.getMessage());
             }
+            recordPending(seq, payload);
             try {
                 envelope = engine.authority().sign(runId, payload);
             } catch (IOException e) {
@@ -545,8 +636,11 @@ public final class Run {
                 throw e;
             }
             phase = Phase.SUSPENDED;
-            log.append(runId, Event.Type.RUN_SUSPENDED, 0, null, null, null);
-            return envelope.clone();
+            Event suspended = log.peek(runId, Event.Type.RUN_SUSPENDED, 0, null, null, null);
+            log.commit(suspended);
+            byte[] signed = envelope.clone();
+            recordSigned(seq, envelope, suspended);
+            return signed;
         } finally {
             turnLock.unlock();
         }
@@ -555,10 +649,13 @@ public final class Run {
     /** Perhaps signed: never continue; export() asks again with the identical payload. Under turnLock. */
     private void suspendedPerhapsSigned(byte[] payload) {
         pendingPayload = payload;
+        pendingSequence = log.next();
         pendingMayHaveTakenEffect = true;
         phase = Phase.SUSPENDED;
         authorityLease = false;
-        log.append(runId, Event.Type.RUN_SUSPENDED, 0, null, null, null);
+        // Recorded with the envelope once a sign answers (the store keeps the pending payload).
+        pendingEvent = log.peek(runId, Event.Type.RUN_SUSPENDED, 0, null, null, null);
+        log.commit(pendingEvent);
     }
 
     /**
@@ -599,7 +696,11 @@ public final class Run {
                 }
                 pendingPayload = null;
                 pendingMayHaveTakenEffect = false;
-                return envelope.clone();
+                byte[] signed = envelope.clone();
+                Event completing = pendingEvent;
+                pendingEvent = null;
+                recordSigned(pendingSequence, envelope, completing);
+                return signed;
             }
             return signCurrent(status);
         } finally {
@@ -653,10 +754,11 @@ public final class Run {
             }
             envelope = null; // the old claim is invalid now
             pendingPayload = null;
+            pendingEvent = null;
             pendingMayHaveTakenEffect = false;
             authorityLease = true;
             phase = Phase.RUNNING;
-            log.append(runId, Event.Type.RUN_RESUMED, 0, null, null, null);
+            append(Event.Type.RUN_RESUMED, 0, null, null, null);
         } finally {
             turnLock.unlock();
         }
@@ -677,28 +779,34 @@ public final class Run {
         try {
             requireRunning("end the run");
             byte[] payload;
+            long seq = log.next();
             try {
-                payload = payload(status, log.next());
+                payload = payload(status, seq);
             } catch (PayloadRejectedException e) {
                 throw new ExportRefusedException("run " + runId + " cannot be exported: " + e.getMessage());
             }
+            recordPending(seq, payload);
+            append(event, 0, null, null, null);
             phase = to;
-            log.append(runId, event, 0, null, null, null);
             authorityLease = false;
             releaseToolLease();
             try {
                 envelope = engine.authority().sign(runId, payload);
             } catch (IOException e) {
                 pendingPayload = payload; // export() asks again with the identical payload
+                pendingSequence = seq;
                 pendingMayHaveTakenEffect = Authority.outcomeUnknown(e);
                 throw new AuthorityFailedException("the helper did not sign the end of run " + runId, e);
             } catch (Error e) {
                 // As in suspend(): the request may have reached the helper.
                 pendingPayload = payload;
+                pendingSequence = seq;
                 pendingMayHaveTakenEffect = true;
                 throw e;
             }
-            return envelope.clone();
+            byte[] signed = envelope.clone();
+            recordSigned(seq, envelope, null);
+            return signed;
         } finally {
             turnLock.unlock();
         }
@@ -711,12 +819,15 @@ public final class Run {
         } catch (PayloadRejectedException e) {
             throw new ExportRefusedException("run " + runId + " cannot be exported: " + e.getMessage());
         }
+        recordPending(log.head(), payload);
         try {
             envelope = engine.authority().sign(runId, payload);
         } catch (IOException e) {
             throw new AuthorityFailedException("the helper did not sign run " + runId, e);
         }
-        return envelope.clone();
+        byte[] signed = envelope.clone();
+        recordSigned(log.head(), envelope, null);
+        return signed;
     }
 
     /** The v1alpha2 payload of the run as it stands, with {@code last_sequence} given. */
