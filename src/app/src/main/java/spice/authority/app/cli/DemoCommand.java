@@ -26,6 +26,13 @@ import spice.authority.app.demo.Demo;
             "B's import is refused, the tool is not run again, and the operator abandons the",
             "run.",
             "",
+            "Scenario 'restart': host A records three runs in a durable host store (one",
+            "suspended, one suspended waiting for an approval, one inside a mutating tool",
+            "call) and is killed with SIGKILL; host B gets only the store's path, calls",
+            "recover(), resumes both suspended runs exactly once and completes them, and",
+            "reports the cut-off run with its call and the abandon command. No envelope is",
+            "handed over. DemoResult adds resumed, completed, reported and effects_twice.",
+            "",
             "With no --socket it starts its own helper on a new temporary directory and",
             "removes the helper, the hosts and the directory at the end."
         },
@@ -37,15 +44,20 @@ import spice.authority.app.demo.Demo;
             "",
             "Examples:",
             "  spice-authority demo",
-            "  spice-authority demo --scenario in-flight --json"
+            "  spice-authority demo --scenario in-flight --json",
+            "  spice-authority demo --scenario restart --keep ./restart-demo"
         })
 public final class DemoCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
     @Option(names = "--scenario", paramLabel = "NAME", defaultValue = "suspended",
-            description = "suspended (default) or in-flight.")
+            description = "suspended (default), in-flight or restart.")
     String scenario;
+
+    @Option(names = "--keep", paramLabel = "DIR",
+            description = "restart only: leave the scenario's host store and ledger in DIR (new or empty; made 0700) for 'spice-authority host-store inspect'.")
+    Path keep;
 
     @Option(names = "--json", description = "Print JSON lines (proc, pid, event, …) instead of the timeline.")
     boolean json;
@@ -65,7 +77,13 @@ public final class DemoCommand implements Callable<Integer> {
             err.flush();
             return ExitCodes.USAGE;
         }
-        boolean ok = new Demo(s, socket, json, spec.commandLine().getOut()).run();
+        if (keep != null && s != Demo.Scenario.RESTART) {
+            PrintWriter err = spec.commandLine().getErr();
+            err.println("spice-authority demo: --keep applies to --scenario restart only");
+            err.flush();
+            return ExitCodes.USAGE;
+        }
+        boolean ok = new Demo(s, socket, keep, json, spec.commandLine().getOut()).run();
         return ok ? ExitCodes.OK : ExitCodes.REFUSED;
     }
 }

@@ -25,7 +25,7 @@ import picocli.CommandLine.Spec;
             "  spice-authority snapshot validate payload.json",
             "  spice-authority snapshot inspect envelope.pb"
         },
-        subcommands = {spice.authority.app.serve.ServeCommand.class, StatusCommand.class, AuthorityCommand.class, RunsCommand.class, SnapshotCommand.class, DemoCommand.class,
+        subcommands = {spice.authority.app.serve.ServeCommand.class, StatusCommand.class, AuthorityCommand.class, RunsCommand.class, SnapshotCommand.class, DemoCommand.class, HostStoreCommand.class,
                 spice.authority.app.install.InstallCommand.class, spice.authority.app.install.UninstallCommand.class})
 public final class SpiceAuthorityCommand implements java.util.concurrent.Callable<Integer> {
     @Spec

@@ -36,7 +36,7 @@ import spice.authority.host.demo.JsonLine;
 public final class Demo {
     /** The two scenarios. */
     public enum Scenario {
-        SUSPENDED("suspended"), IN_FLIGHT("in-flight");
+        SUSPENDED("suspended"), IN_FLIGHT("in-flight"), RESTART("restart");
 
         final String label;
 
@@ -50,7 +50,7 @@ public final class Demo {
                     return v;
                 }
             }
-            throw new IllegalArgumentException("unknown scenario '" + s + "': use suspended or in-flight");
+            throw new IllegalArgumentException("unknown scenario '" + s + "': use suspended, in-flight or restart");
         }
 
         @Override
@@ -59,7 +59,7 @@ public final class Demo {
         }
     }
 
-    private static final long STEP_TIMEOUT_S = 60;
+    static final long STEP_TIMEOUT_S = 60;
 
     private final Scenario scenario;
     private final Path socket;
@@ -69,10 +69,21 @@ public final class Demo {
     private Path tmp;
     private Process helper;
     private long killToResumeMs = -1;
+    private final Path keep;
+    private Map<String, Object> counts = Map.of();
 
     public Demo(Scenario scenario, Path socket, boolean json, PrintWriter writer) {
+        this(scenario, socket, null, json, writer);
+    }
+
+    /**
+     * With {@code keep} (null: none), the scenario's stores and ledger are left in that directory
+     * (created 0700; it must not exist or be empty) for inspection.
+     */
+    public Demo(Scenario scenario, Path socket, Path keep, boolean json, PrintWriter writer) {
         this.scenario = scenario;
         this.socket = socket;
+        this.keep = keep;
         this.out = new Output(writer, json);
     }
 
@@ -111,13 +122,22 @@ public final class Demo {
         } else {
             out.note("demo", demoPid, "using the helper on " + sock);
         }
+        if (scenario == Scenario.RESTART) {
+            Path work = keep == null ? tmp : keptDirectory(keep);
+            counts = new RestartScenario(out, failures, processes).run(demoPid, runId, sock, work);
+            if (keep != null) {
+                out.note("demo", demoPid, "the store and ledger are kept in " + work
+                        + " (spice-authority host-store inspect " + work.resolve("host-store").resolve("host.db") + ")");
+            }
+            return;
+        }
         AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).build();
         Path envelope = tmp.resolve("envelope.pb");
         Path ledger = tmp.resolve("ledger.txt");
         out.note("demo", demoPid, "run " + runId + ": host A runs the scripted agent (4 turns, 2 tools)");
 
         // Host A: runs, suspends, and is killed.
-        Host a = Host.start("A", role(), sock, runId, envelope, ledger, processes);
+        HostProcess a = HostProcess.start("A", DemoHost.class.getName(), hostArgs(sock, "A", role(), runId, envelope, ledger), processes);
         Predicate<Map<String, Object>> killPoint = scenario == Scenario.SUSPENDED
                 ? l -> "RunSuspended".equals(l.get("event"))
                 : l -> "ToolCallStarted".equals(l.get("event")) && "append_ledger".equals(l.get("tool"))
@@ -145,7 +165,7 @@ public final class Demo {
 
         // Host B: a new process imports the stored envelope.
         out.note("demo", demoPid, "host B, a new process, imports the stored envelope");
-        Host b = Host.start("B", "import", sock, runId, envelope, ledger, processes);
+        HostProcess b = HostProcess.start("B", DemoHost.class.getName(), hostArgs(sock, "B", "import", runId, envelope, ledger), processes);
         boolean sawRunStarted = false;
         Long resumedSeq = null;
         String refusedCode = null;
@@ -237,10 +257,33 @@ public final class Demo {
         }
     }
 
+    /** {@code dir}, created 0700 when missing; refused when it holds anything. */
+    private static Path keptDirectory(Path dir) throws IOException {
+        if (Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            if (!Files.isDirectory(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                throw new IOException("--keep " + dir + " is not a directory");
+            }
+            try (var entries = Files.list(dir)) {
+                if (entries.findAny().isPresent()) {
+                    throw new IOException("--keep " + dir + " is not empty; give a new or empty directory");
+                }
+            }
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+            return dir.toAbsolutePath();
+        }
+        Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        return dir.toAbsolutePath();
+    }
+
     private static String hex4() {
         byte[] b = new byte[4];
         new SecureRandom().nextBytes(b);
         return HexFormat.of().formatHex(b);
+    }
+
+    private static List<String> hostArgs(Path sock, String proc, String role, String runId, Path envelope, Path ledger) {
+        return List.of("--socket", sock.toString(), "--proc", proc, "--role", role, "--run-id", runId,
+                "--envelope", envelope.toString(), "--ledger", ledger.toString());
     }
 
     private String role() {
@@ -253,6 +296,9 @@ public final class Demo {
                 .put("run_id", runId);
         if (killToResumeMs >= 0) {
             result.put("kill_to_resume_ms", killToResumeMs);
+        }
+        for (Map.Entry<String, Object> c : counts.entrySet()) {
+            result.put(c.getKey(), c.getValue());
         }
         if (!ok) {
             result.put("failures", String.join("; ", failures));
@@ -267,7 +313,7 @@ public final class Demo {
         }
     }
 
-    private static void awaitLedgerLine(Path ledger, String line) throws IOException, InterruptedException {
+    static void awaitLedgerLine(Path ledger, String line) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(STEP_TIMEOUT_S);
         while (!(Files.exists(ledger) && Files.readAllLines(ledger).contains(line))) {
             if (System.nanoTime() > deadline) {
@@ -346,110 +392,6 @@ public final class Demo {
             return null;
         } catch (IOException | java.io.UncheckedIOException e) {
             return "could not remove " + dir + ": " + e.getMessage();
-        }
-    }
-
-    /** One host process and its JSON lines. */
-    private static final class Host {
-        final Process process;
-        final BlockingQueue<Object> lines = new LinkedBlockingQueue<>();
-        final StringBuffer stderr = new StringBuffer();
-        long lastSuspendedSeq = -1;
-        private static final Object END = new Object();
-
-        private final String proc;
-
-        private Host(String proc, Process p) {
-            this.proc = proc;
-            this.process = p;
-        }
-
-        static Host start(String proc, String role, Path sock, String runId, Path envelope, Path ledger,
-                          List<Process> processes) throws IOException {
-            List<String> cmd = new ArrayList<>(List.of(HostLauncher.java().toString(), "-XX:+UseSerialGC", "-Xmx64m",
-                    "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-cp", join(HostLauncher.hostClassPath()),
-                    DemoHost.class.getName(), "--socket", sock.toString(), "--proc", proc, "--role", role,
-                    "--run-id", runId, "--envelope", envelope.toString(), "--ledger", ledger.toString()));
-            Process p = new ProcessBuilder(cmd).start(); // stdin stays open: the host ends when it closes
-            processes.add(p);
-            Host h = new Host(proc, p);
-            Thread.ofVirtual().start(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                    for (String l; (l = r.readLine()) != null; ) {
-                        try {
-                            h.lines.add(RawJson.of(l).object());
-                        } catch (IOException e) {
-                            h.stderr.append("unreadable line from host ").append(proc).append('\n');
-                        }
-                    }
-                } catch (IOException ignored) {
-                    // the process ended
-                }
-                h.lines.add(END);
-            });
-            Thread.ofVirtual().start(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
-                    for (String l; (l = r.readLine()) != null; ) {
-                        h.stderr.append(l).append('\n');
-                    }
-                } catch (IOException ignored) {
-                    // the process ended
-                }
-            });
-            return h;
-        }
-
-        private static String join(List<Path> paths) {
-            StringBuilder b = new StringBuilder();
-            for (Path p : paths) {
-                if (!b.isEmpty()) {
-                    b.append(java.io.File.pathSeparatorChar);
-                }
-                b.append(p);
-            }
-            return b.toString();
-        }
-
-        /** The next line, or null at the end of output; a silence past the step timeout is a failure. */
-        @SuppressWarnings("unchecked")
-        Map<String, Object> next() throws InterruptedException, IOException {
-            Object o = lines.poll(STEP_TIMEOUT_S, TimeUnit.SECONDS);
-            if (o == null) {
-                throw new IOException("host " + proc + " printed nothing for " + STEP_TIMEOUT_S + " s: " + stderrTail());
-            }
-            if (o == END) {
-                return null;
-            }
-            Map<String, Object> m = (Map<String, Object>) o;
-            if ("RunSuspended".equals(m.get("event")) && m.get("seq") instanceof Long s) {
-                lastSuspendedSeq = s;
-            }
-            return m;
-        }
-
-        /** Relays lines until one matches; returns it, or null when the host ended first. */
-        Map<String, Object> relayUntil(Output out, Predicate<Map<String, Object>> stop) throws InterruptedException, IOException {
-            Map<String, Object> l;
-            while ((l = next()) != null) {
-                out.relay(l);
-                if (stop.test(l)) {
-                    return l;
-                }
-            }
-            return null;
-        }
-
-        int waitExit() throws InterruptedException {
-            if (!process.waitFor(STEP_TIMEOUT_S, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-                return -1;
-            }
-            return process.exitValue();
-        }
-
-        String stderrTail() {
-            String s = stderr.toString().strip();
-            return s.isEmpty() ? "(no error output)" : s.substring(Math.max(0, s.length() - 400));
         }
     }
 }

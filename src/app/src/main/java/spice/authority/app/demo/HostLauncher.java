@@ -21,6 +21,8 @@ final class HostLauncher {
     /** Classes whose jars (or class directories) make up a Java host's class path. */
     private static final List<String> HOST_CLASSES = List.of(
             "spice/authority/host/demo/DemoHost.class",
+            "spice/authority/host/store/demo/RestartHost.class",
+            "org/sqlite/JDBC.class",
             "spice/authority/snapshot/payload/Snapshot.class",
             "com/google/protobuf/InvalidProtocolBufferException.class",
             "com/google/protobuf/util/JsonFormat.class",
@@ -39,7 +41,7 @@ final class HostLauncher {
         for (String resource : HOST_CLASSES) {
             URL url = cl.getResource(resource);
             if (url == null) {
-                if (resource.startsWith("spice/") || resource.contains("InvalidProtocolBuffer")) {
+                if (resource.startsWith("spice/") || resource.contains("InvalidProtocolBuffer") || resource.startsWith("org/sqlite/")) {
                     throw new IOException("the host library is not part of this build (" + resource + " not found)");
                 }
                 continue; // optional: only needed for JSON views of envelopes

@@ -48,6 +48,12 @@ final class Output {
             w.println(out);
         } else {
             StringBuilder d = new StringBuilder();
+            String event = String.valueOf(l.get("event"));
+            if (event.startsWith("Recovery") || event.startsWith("Approval")) {
+                append(d, l, "run_id", "run ");
+            }
+            append(d, l, "outcome", "");
+            append(d, l, "reason", "");
             append(d, l, "turn", "turn ");
             append(d, l, "seq", "seq ");
             append(d, l, "call_id", "call ");
@@ -58,7 +64,12 @@ final class Output {
             append(d, l, "phase", "now ");
             append(d, l, "envelope_bytes", "envelope bytes ");
             append(d, l, "kill_to_resume_ms", "kill to resumed run ms ");
+            append(d, l, "command", "operator: ");
             append(d, l, "ok", "ok ");
+            append(d, l, "resumed", "resumed ");
+            append(d, l, "completed", "completed ");
+            append(d, l, "reported", "reported ");
+            append(d, l, "effects_twice", "effects twice ");
             append(d, l, "failures", "failed: ");
             append(d, l, "detail", "");
             append(d, l, "error", "");

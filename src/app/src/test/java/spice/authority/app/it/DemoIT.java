@@ -22,7 +22,7 @@ import spice.authority.host.RawJson;
 class DemoIT {
     private static final Set<String> EVENTS = Set.of("RunStarted", "TurnStarted", "ToolCallStarted", "ToolCallCompleted",
             "TurnCompleted", "RunSuspended", "Killed", "ImportPrepared", "ImportRefused", "RunResumed", "RunCompleted",
-            "RunAbandoned", "DemoResult");
+            "RunAbandoned", "DemoResult", "ApprovalRequested", "ApprovalGranted", "StoreOpened", "RecoveryDecision");
 
     private record Result(int exit, List<Map<String, Object>> lines, String stderr) {
         List<Map<String, Object>> of(String proc, String event) {
@@ -70,7 +70,8 @@ class DemoIT {
     /** Processes of a demo still running: hosts, or a helper on a demo directory. */
     private static List<String> demoProcesses() {
         return ProcessHandle.allProcesses().map(h -> h.info().commandLine().orElse(""))
-                .filter(c -> c.contains("spice.authority.host.demo.DemoHost") || c.contains("spice-authority-demo-")).toList();
+                .filter(c -> c.contains("spice.authority.host.demo.DemoHost") || c.contains("spice.authority.host.store.demo.RestartHost")
+                        || c.contains("spice-authority-demo-")).toList();
     }
 
     private static void everyLineWellFormed(Result r) {
@@ -78,7 +79,7 @@ class DemoIT {
             assertThat(l.get("proc")).isIn("A", "B", "demo");
             assertThat(l.get("pid")).isInstanceOf(Long.class);
             assertThat(EVENTS).contains((String) l.get("event"));
-            if (!Set.of("DemoResult", "Killed", "RunAbandoned").contains(l.get("event"))) {
+            if (!Set.of("DemoResult", "Killed", "RunAbandoned", "StoreOpened").contains(l.get("event"))) {
                 assertThat(l).containsKey("run_id");
             }
             if (((String) l.get("event")).startsWith("ToolCall")) {
@@ -136,6 +137,63 @@ class DemoIT {
         assertThat(r.of("demo", "RunAbandoned").get(0)).containsEntry("phase", "CANCELLED");
         assertThat(demoDirs()).isEqualTo(before);
         assertThat(demoProcesses()).isEmpty();
+    }
+
+    /**
+     * Host A keeps three runs in its store and is killed; host B gets only the store's path:
+     * both suspended runs resumed exactly once and completed, the cut-off run reported with its
+     * call and the abandon command, no tool effect twice. With --keep the store stays for inspect.
+     */
+    @Test
+    void restart_hostKilled_newProcessWithOnlyTheStoreResumesEverySuspendedRunOnce() throws Exception {
+        Set<String> before = demoDirs();
+        Path keep = Files.createTempDirectory("restart-keep");
+        try {
+            Result r = demo("--scenario", "restart", "--keep", keep.resolve("kept").toString(), "--json");
+
+            assertThat(r.exit).as(r.stderr + r.lines).isZero();
+            everyLineWellFormed(r);
+            Map<String, Object> result = r.lines.get(r.lines.size() - 1);
+            assertThat(result).containsEntry("ok", true).containsEntry("resumed", 2L).containsEntry("completed", 2L)
+                    .containsEntry("reported", 1L).containsEntry("effects_twice", 0L);
+            assertThat(r.of("A", "Killed").get(0)).containsEntry("exit_code", 137L);
+            assertThat(r.of("B", "StoreOpened").get(0)).containsEntry("crash_epochs", 1L);
+            List<Map<String, Object>> decisions = r.of("B", "RecoveryDecision");
+            assertThat(decisions).hasSize(3).allSatisfy(d -> assertThat(d).containsKeys("run_id", "reason"));
+            assertThat(decisions).filteredOn(d -> "resumed".equals(d.get("outcome"))).extracting(d -> d.get("reason"))
+                    .containsOnly("suspended_checkpoint").hasSize(2);
+            Map<String, Object> cut = decisions.stream().filter(d -> "reported".equals(d.get("outcome"))).findFirst().orElseThrow();
+            assertThat(cut).containsEntry("reason", "cut_off_tool_call").containsEntry("call_id", "t2-write")
+                    .containsEntry("mutating", true);
+            assertThat((String) cut.get("command")).isEqualTo("spice-authority runs abandon " + cut.get("run_id"));
+            assertThat(r.of("B", "RunStarted")).isEmpty();
+            assertThat(r.of("B", "RunResumed")).hasSize(2);
+            assertThat(r.of("B", "ApprovalGranted")).hasSize(1);
+            List<Object> calls = r.lines.stream().filter(l -> "ToolCallCompleted".equals(l.get("event")))
+                    .map(l -> l.get("run_id") + " " + l.get("call_id")).toList();
+            assertThat(calls).doesNotHaveDuplicates();
+            assertThat(Files.readAllLines(keep.resolve("kept/ledger.txt"))).doesNotHaveDuplicates().hasSize(10);
+
+            // The kept store, as the operator reads it.
+            List<String> cmd = new ArrayList<>(HelperProcess.command("host-store", "inspect",
+                    keep.resolve("kept/host-store/host.db").toString(), "--json"));
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            byte[] out = p.getInputStream().readAllBytes();
+            assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(p.exitValue()).as(new String(out, StandardCharsets.UTF_8)).isZero();
+            Map<String, Object> view = RawJson.of(new String(out, StandardCharsets.UTF_8)).object();
+            assertThat((List<?>) view.get("runs")).hasSize(3);
+            assertThat((List<?>) view.get("crash_epochs")).hasSize(1);
+            assertThat((List<?>) view.get("decisions")).hasSize(3);
+            assertThat(demoDirs()).isEqualTo(before);
+            assertThat(demoProcesses()).isEmpty();
+        } finally {
+            try (Stream<Path> w = Files.walk(keep)) {
+                for (Path x : w.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(x);
+                }
+            }
+        }
     }
 
     @Test

@@ -1,0 +1,30 @@
+package spice.authority.app.cli;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+@Command(name = "host-store",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Look into a host application's durable run store (spice.authority.host.store).",
+            "A host that records its runs in a store can be restarted with nothing but the",
+            "store's file: HostStore.recover() resumes its suspended runs exactly once and",
+            "reports the runs a crash cut off."
+        },
+        commandListHeading = "%nCommands:%n",
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  spice-authority host-store inspect ~/.local/state/spice-authority/hosts/my-agent.db",
+            "  spice-authority host-store inspect ./restart-demo/host-store/host.db --json"
+        },
+        subcommands = {HostStoreInspectCommand.class})
+public final class HostStoreCommand implements java.util.concurrent.Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        return Cli.subcommandRequired(spec);
+    }
+}
