@@ -126,36 +126,45 @@ final class Recovery {
                     + Long.toUnsignedString(run.lastSequence()) + " with no checkpoint there");
         }
         // ACTIVE, STARTING, a FAILED run with an unresolved call, or a terminal whose envelope was lost.
+        return atHelper(run, events.isEmpty(), lastSeq, terminalPhase, "");
+    }
+
+    /**
+     * A run that cannot be resumed here: what the helper shows decides. Over there (abandoned,
+     * ended, never started): resolved, and not reported again. Otherwise reported, with the cut-off
+     * call or the last checkpoint and the operator's command.
+     */
+    private RecoveryDecision atHelper(HostStore.StoredRun run, boolean noEvents, Long lastSeq, boolean terminalPhase,
+                                      String why) throws SQLException {
         RunView view;
         try {
             view = engine.helperView(run.runId());
+            if (!view.runId().equals(run.runId())) {
+                view = null;
+            }
         } catch (HelperProblem.NotFound gone) {
             view = null;
         } catch (IOException e) {
-            view = null;
-            if (!(e instanceof HelperProblem)) {
-                return reportActive(run, lastSeq, Outcome.REPORTED, " (the helper could not be asked: " + e.getMessage() + ")");
-            }
+            return reportActive(run, lastSeq, Outcome.REPORTED, why + " (the helper could not be asked: " + e.getMessage() + ")");
         }
-        if (view == null && events.isEmpty()) {
+        if (view == null && noEvents) {
             setPhase(run.runId(), "NEVER_STARTED");
             return new RecoveryDecision(run.runId(), Outcome.RESOLVED, Reason.NEVER_STARTED, "run " + run.runId()
                     + " has no events and the helper has no record of it: its start was cut off before the helper",
                     null, lastSeq, null, null);
         }
-        if (view != null && view.runId().equals(run.runId()) && view.phase().equals("CANCELLED") && !terminalPhase) {
+        if (view != null && view.phase().equals("CANCELLED") && !terminalPhase) {
             setPhase(run.runId(), "ABANDONED");
             return new RecoveryDecision(run.runId(), Outcome.RESOLVED, Reason.ABANDONED_AT_HELPER, "run " + run.runId()
-                    + " was abandoned at the helper (CANCELLED)", null, lastSeq, null, null);
+                    + " was abandoned at the helper (CANCELLED)" + why, null, lastSeq, null, null);
         }
-        if (terminalPhase && view != null && view.runId().equals(run.runId())
-                && List.of("COMPLETED", "CANCELLED", "FAILED").contains(view.phase())) {
+        if (view != null && List.of("COMPLETED", "CANCELLED", "FAILED").contains(view.phase())) {
             setPhase(run.runId(), "ENDED");
             return new RecoveryDecision(run.runId(), Outcome.RESOLVED, Reason.ENDED_AT_HELPER, "run " + run.runId()
-                    + " ended at the helper (" + view.phase() + "); its envelope was lost and a terminal is not re-issued",
-                    null, lastSeq, null, null);
+                    + " ended at the helper (" + view.phase() + "); its envelope was lost and a terminal is not re-issued"
+                    + why, null, lastSeq, null, null);
         }
-        return reportActive(run, lastSeq, Outcome.REPORTED, "");
+        return reportActive(run, lastSeq, Outcome.REPORTED, why);
     }
 
     /** A run the helper keeps ACTIVE: the cut-off call, or the last checkpoint; the operator's command. */
@@ -221,14 +230,19 @@ final class Recovery {
                         + "helper could not re-issue its checkpoint (" + e.getMessage() + "); recover again later",
                         null, c.sequence(), null, null);
             } catch (IOException e) {
-                // The sign never took effect: the helper keeps the run ACTIVE (its owner gone).
+                // The sign never took effect (the helper keeps the run ACTIVE, its owner gone), or the
+                // run moved on there (abandoned meanwhile): the helper's view decides.
                 HostStore.StoredRun again = store.readRun(id);
-                RecoveryDecision active = reportActive(again, c.sequence(), Outcome.REPORTED, "");
-                return new RecoveryDecision(id, Outcome.REPORTED, active.reason() == Reason.CUT_OFF_TOOL_CALL
-                        ? Reason.CUT_OFF_TOOL_CALL : Reason.SIGN_NEVER_TOOK_EFFECT, "run " + id + ": the helper did not "
-                        + "re-issue the checkpoint at " + Long.toUnsignedString(c.sequence()) + " (" + e.getMessage()
-                        + "), so its sign never took effect and the run is ACTIVE there; " + active.detail(),
-                        active.cutOff(), c.sequence(), active.operatorCommand(), null);
+                RecoveryDecision d = atHelper(again, false, c.sequence(), false, "; the helper did not re-issue its "
+                        + "checkpoint at " + Long.toUnsignedString(c.sequence()) + " (" + e.getMessage() + ")");
+                if (d.outcome() != Outcome.REPORTED || d.reason() == Reason.CUT_OFF_TOOL_CALL) {
+                    return d;
+                }
+                return new RecoveryDecision(id, Outcome.REPORTED, Reason.SIGN_NEVER_TOOK_EFFECT, "run " + id + ": the "
+                        + "helper did not re-issue the checkpoint at " + Long.toUnsignedString(c.sequence()) + " ("
+                        + e.getMessage() + "), so its sign never took effect and the run is ACTIVE there; only the operator "
+                        + "ends it: spice-authority runs abandon " + id, null, c.sequence(), "spice-authority runs abandon " + id,
+                        null);
             }
             requireEnvelopeOf(id, c, envelope);
             Event completing = c.sequence() == run.lastSequence() + 1
