@@ -426,6 +426,66 @@ final class PosixSecureDirectory implements SecureDirectory {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>{@code openat(O_CREAT|O_EXCL|O_NOFOLLOW)} of a fresh temporary name, {@code fsync},
+     * {@code close}, {@code unlinkat}, all relative to the retained descriptor. The kernel answers
+     * each of them from the file system itself, not from its caches: after an ext4 shutdown the
+     * open fails (EIO); after the kernel's emergency read-only remount or a read-only remount, the
+     * open fails (EROFS); on a device that fails writes, the {@code fsync} does (EIO), as it must
+     * commit the file's creation. The name is random (96 bits) and created exclusively, so the
+     * probe never touches a file it did not create.
+     */
+    @Override
+    public void probeWrite(String target) throws DirectoryRefusedException {
+        FileNames.requireValid(shownPath(), target);
+        if (FileNames.isLockName(target)) {
+            throw new DirectoryRefusedException(NAME, shown(target), "lock files are never written or replaced");
+        }
+        if (openMode == OpenMode.VALIDATE_ONLY) {
+            throw new IllegalStateException("directory opened for validation only: " + shownPath());
+        }
+        String temp = FileNames.temporaryName(target, FileNames.temporaryNonce());
+        enter();
+        try {
+            int fd = -1;
+            boolean tempExists = false; // as far as we know: created and not removed
+            try {
+                fd = sys.openat(dirfd, temp, p.O_WRONLY | p.O_CREAT | p.O_EXCL | p.O_NOFOLLOW | p.O_CLOEXEC, FILE_MODE);
+                tempExists = true;
+                sys.fsync(fd);
+                int toClose = fd;
+                fd = -1;
+                sys.close(toClose);
+                try {
+                    sys.unlinkat(dirfd, temp, 0);
+                } catch (PosixException e) {
+                    // RACE: a sweep of leftover temporaries (another process opening this
+                    // directory, under identity.lock) may have removed it first: gone is gone.
+                    if (e.errno() != p.ENOENT) {
+                        throw e;
+                    }
+                }
+                tempExists = false;
+            } catch (PosixException e) {
+                boolean removed = !tempExists || removeQuietly(temp);
+                tempExists = false;
+                throw new DirectoryRefusedException(IO, shownPath(), "a write probe failed: " + e.getMessage()
+                        + (removed ? "" : "; its empty temporary file could not be removed"));
+            } finally {
+                if (fd >= 0) {
+                    sys.closeQuietly(fd);
+                }
+                if (tempExists) {
+                    removeQuietly(temp); // a RuntimeException or Error: leave no file behind
+                }
+            }
+        } finally {
+            exit();
+        }
+    }
+
     @Override
     public boolean removeTemporary(String name) throws DirectoryRefusedException {
         if (FileNames.temporaryTarget(name).isEmpty()) {

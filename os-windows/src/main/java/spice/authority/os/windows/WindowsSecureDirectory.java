@@ -360,6 +360,50 @@ final class WindowsSecureDirectory implements SecureDirectory {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>{@code NtCreateFile(FILE_CREATE)} of a fresh temporary name relative to the retained
+     * handle, {@code FlushFileBuffers}, then deletion by that handle.
+     */
+    @Override
+    public void probeWrite(String target) throws DirectoryRefusedException {
+        FileNames.requireValid(shownPath(), target);
+        if (FileNames.isLockName(target)) {
+            throw new DirectoryRefusedException(NAME, shown(target), "lock files are never written or replaced");
+        }
+        if (openMode == OpenMode.VALIDATE_ONLY) {
+            throw new IllegalStateException("directory opened for validation only: " + shownPath());
+        }
+        String temp = FileNames.temporaryName(target, FileNames.temporaryNonce());
+        enter();
+        try {
+            long h;
+            try {
+                // FlushFileBuffers asks for write access; DELETE for the removal by handle.
+                h = calls.ntCreateFile(dir, temp, QUERY_ACCESS | AccessRights.FILE_WRITE_DATA | AccessRights.FILE_APPEND_DATA
+                                | AccessRights.FILE_WRITE_ATTRIBUTES | AccessRights.FILE_WRITE_EA | AccessRights.DELETE,
+                        FILE_SHARE, Win32.FILE_CREATE, FILE_OPTIONS, SecurityDescriptor.userOnly(policy.user())).handle();
+            } catch (WindowsException e) {
+                throw new DirectoryRefusedException(IO, shownPath(), "a write probe failed: " + e.getMessage());
+            }
+            try {
+                calls.flush(h);
+                calls.deleteByHandle(h);
+            } catch (WindowsException e) {
+                String left = deleteQuietly(h) ? "" : "; its empty temporary file could not be removed";
+                throw new DirectoryRefusedException(IO, shownPath(), "a write probe failed: " + e.getMessage() + left);
+            } catch (RuntimeException | Error e) {
+                deleteQuietly(h);
+                throw e;
+            } finally {
+                calls.closeHandle(h);
+            }
+        } finally {
+            exit();
+        }
+    }
+
     @Override
     public boolean removeTemporary(String name) throws DirectoryRefusedException {
         if (FileNames.temporaryTarget(name).isEmpty()) {

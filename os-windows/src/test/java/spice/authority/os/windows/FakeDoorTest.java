@@ -201,6 +201,30 @@ class FakeDoorTest {
         }
     }
 
+    @Test
+    void probeWrite_createFlushDelete_leavesNothing_aFailedFlushIsRefused() throws Exception {
+        try (WindowsSecureDirectory d = open(AUTH, OpenMode.CREATE_OR_VALIDATE)) {
+            d.writeAtomically("identity.key", new byte[] {1});
+            fake.log.clear();
+            d.probeWrite("identity.key");
+            assertThat(fake.log).hasSize(3);
+            assertThat(fake.log.get(0)).matches("NtCreateFile \\.identity\\.key\\.[0-9a-f]{24}\\.tmp CREATE");
+            assertThat(fake.log.subList(1, 3)).containsExactly("FlushFileBuffers", "Delete " + fake.log.get(0)
+                    .substring("NtCreateFile ".length(), fake.log.get(0).length() - " CREATE".length()));
+            assertThat(d.list()).containsExactly("identity.key");
+
+            fake.failures.put("FlushFileBuffers", x -> true);
+            DirectoryRefusedException e = catchThrowableOfType(DirectoryRefusedException.class,
+                    () -> d.probeWrite("identity.key"));
+            assertThat(e.category()).isEqualTo(Category.IO);
+            assertThat(e.detail()).startsWith("a write probe failed: FlushFileBuffers");
+            fake.failures.clear();
+            assertThat(d.list()).containsExactly("identity.key");
+            assertThat(d.read("identity.key", 10)).containsExactly(1);
+        }
+        assertThat(fake.openHandles()).isZero();
+    }
+
     /** The reference's bug (d.8): a failure after the rename must never delete the new target by handle. */
     @Test
     void writeAtomically_renameTookEffectButFailed_uncertainAndTargetKept() throws Exception {

@@ -604,8 +604,15 @@ public final class RunAuthority implements AutoCloseable {
     }
 
     /**
-     * Whether the store answers, cheaply, for a readiness probe: the directory (and the identity
-     * file) revalidate and the retained directory lists. Reads no record and no key.
+     * Whether the store can be used, for a readiness probe: the directory (and the identity file)
+     * revalidate, the identity file reads through the retained directory, the retained directory
+     * lists, and it takes a durable write ({@link SecureDirectory#probeWrite}: an empty temporary
+     * file of {@code identity.key}, created, flushed and removed; the sweep of {@link #open}
+     * removes one a crash left). Status calls and listings alone prove little: after an ext4
+     * shutdown, an emergency read-only remount or on a device that fails writes, the kernel still
+     * answers them from its caches; opening a file, or committing one, fails. Reads no record;
+     * the key read is zeroed at once and appears in no message. A directory bound for validation
+     * only is not written to.
      *
      * @throws AuthorityException.Unavailable with the reason when it does not
      * @throws AuthorityException.Closed while closing
@@ -614,10 +621,29 @@ public final class RunAuthority implements AutoCloseable {
         acquireLease();
         try {
             revalidate();
+            byte[] key = null;
+            try {
+                key = dir.read(IDENTITY_KEY, AuthorityIdentity.FILE_LENGTH);
+            } catch (DirectoryRefusedException e) {
+                throw new AuthorityException.Unavailable("identity file unreadable: " + e.getMessage());
+            } finally {
+                if (key != null) {
+                    java.util.Arrays.fill(key, (byte) 0); // SECURITY: read to prove the file reads, never kept
+                }
+            }
             try {
                 dir.list();
             } catch (DirectoryRefusedException | UnsupportedPlatformException e) {
                 throw new AuthorityException.Unavailable("authority directory cannot be listed: " + e.getMessage());
+            }
+            if (dir.openMode() != OpenMode.VALIDATE_ONLY) {
+                try {
+                    // A temporary of identity.key, not of a record: it can never pass for a run's
+                    // write, and one a crash left is removed by the sweep under identity.lock.
+                    dir.probeWrite(IDENTITY_KEY);
+                } catch (DirectoryRefusedException e) {
+                    throw new AuthorityException.Unavailable("authority directory takes no writes: " + e.getMessage());
+                }
             }
         } finally {
             releaseLease();

@@ -68,6 +68,11 @@ public abstract class ForwardingSecureDirectory implements SecureDirectory {
     }
 
     @Override
+    public void probeWrite(String target) throws DirectoryRefusedException {
+        delegate.probeWrite(target);
+    }
+
+    @Override
     public boolean removeTemporary(String name) throws DirectoryRefusedException {
         return delegate.removeTemporary(name);
     }

@@ -63,6 +63,8 @@ final class MemoryDirectory implements SecureDirectory {
     private boolean faultIsError;
     private volatile String revalidateRefusal;
     private volatile DirectoryRefusedException listFailure;
+    private volatile DirectoryRefusedException probeWriteFailure;
+    private final AtomicInteger probeWrites = new AtomicInteger();
     private volatile Runnable onRevalidate;
     private boolean closed;
 
@@ -316,6 +318,27 @@ final class MemoryDirectory implements SecureDirectory {
             throw failure;
         }
         return visible.keySet().stream().sorted().toList();
+    }
+
+    /** Makes {@link #probeWrite} fail with {@code failure} (null restores). */
+    void failProbeWrite(DirectoryRefusedException failure) {
+        probeWriteFailure = failure;
+    }
+
+    /** Probes so far. */
+    int probeWrites() {
+        return probeWrites.get();
+    }
+
+    @Override
+    public synchronized void probeWrite(String target) throws DirectoryRefusedException {
+        FileNames.temporaryName(target, new byte[FileNames.TEMPORARY_NONCE_BYTES]); // the name rule
+        checkOpen();
+        probeWrites.incrementAndGet();
+        DirectoryRefusedException failure = probeWriteFailure;
+        if (failure != null) {
+            throw failure;
+        }
     }
 
     /**

@@ -214,6 +214,7 @@ class SpiTest {
             @Override public byte[] read(String name, int maxBytes) { calls.add("read " + name); return new byte[0]; }
             @Override public void writeAtomically(String name, byte[] data) { calls.add("write " + name); }
             @Override public List<String> list() { calls.add("list"); return List.of("x"); }
+            @Override public void probeWrite(String target) { calls.add("probe " + target); }
             @Override public boolean removeTemporary(String name) { calls.add("remove " + name); return true; }
             @Override public StableLock lock(String name, LockMode mode) { calls.add("lock " + name); return null; }
             @Override public void close() { calls.add("close"); }
@@ -235,11 +236,12 @@ class SpiTest {
         plain.read("r", 1);
         plain.writeAtomically("w", new byte[0]);
         assertThat(plain.list()).containsExactly("x");
+        plain.probeWrite("t");
         assertThat(plain.removeTemporary(".w.000000000000000000000000.tmp")).isTrue();
         plain.lock("l.lock", LockMode.BLOCKING);
         plain.close();
         assertThat(calls).containsExactly("path", "identity", "createdLeaf", "openMode", "revalidate", "check c", "read r",
-                "write w", "list", "remove .w.000000000000000000000000.tmp", "lock l.lock", "close");
+                "write w", "list", "probe t", "remove .w.000000000000000000000000.tmp", "lock l.lock", "close");
         assertThatThrownBy(() -> failing.writeAtomically("x", new byte[0]))
                 .hasMessage("/p/x: IO (injected)");
         assertThat(new FileIdentity(-1, 5).toString()).isEqualTo("18446744073709551615:5");

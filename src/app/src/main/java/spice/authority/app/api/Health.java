@@ -56,7 +56,8 @@ public class Health {
 
     /**
      * Readiness without blocking the event loop: the store check makes system calls (a walk of
-     * the directory's path, a listing) that a dead filesystem can hang, so it runs on its own
+     * the directory's path, a read, a listing, a write probe) that a dead or frozen filesystem can
+     * hang, so it runs on its own
      * thread, one at a time, and its answer is reused for {@link #STORE_CHECK_FRESH_NANOS}. A
      * probe waits at most {@link #STORE_CHECK_WAIT_MS} for a running check, then answers DOWN
      * ("the store check did not finish").
@@ -126,9 +127,12 @@ public class Health {
     }
 
     /**
-     * The store: DOWN with the reason when the retained directory (or the identity file) no
-     * longer revalidates or cannot be listed, as on a dead filesystem. Reads no record. Blocking:
-     * never called on the event loop (see {@link #ready}).
+     * The store: DOWN with the reason when the store cannot be used ({@link
+     * spice.authority.core.RunAuthority#checkStore}): the retained directory or the identity file
+     * no longer revalidates, the identity file does not read, the directory does not list, or it
+     * takes no durable write (a shut-down, read-only or failing file system). The reason names the
+     * file and the failed call, never a file's content. Reads no record. Blocking: never called on
+     * the event loop (see {@link #ready}).
      */
     Map<String, Object> store() {
         ServeContext ctx = serve;
