@@ -1,0 +1,109 @@
+package spice.authority.app.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The packaged helper as a hostile or unlucky host meets it, with real processes, sockets,
+ * signals and resource limits: paths that are not UTF-8, logs written without a UTF-8 locale, a
+ * descriptor limit lowered while it runs, and SIGTERM while slow bodies are in flight.
+ */
+class HardenedHelperIT {
+    private Path root;
+    private HelperProcess helper;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        root = Files.createTempDirectory("spice-hardened-");
+        Files.setPosixFilePermissions(root, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (helper != null) {
+            helper.close();
+        }
+        HelperProcess.deleteTree(root);
+    }
+
+    private void startHelper(List<String> prefix) throws IOException {
+        helper = HelperProcess.start(root.resolve("authority"), root.resolve("endpoint/authority.sock"), List.of(), prefix);
+    }
+
+    private String openSession() throws IOException {
+        UnixHttp.Response r = helper.http().call("POST", "/v1/sessions", Map.of(), new byte[0]);
+        assertThat(r.status()).as(r.text()).isEqualTo(200);
+        String t = r.text();
+        int at = t.indexOf("\"session\":\"") + 11;
+        return t.substring(at, t.indexOf('"', at));
+    }
+
+    /** Starts {@code jsonRunId} (JSON string content, escapes as written) under {@code session}. */
+    private UnixHttp.Response start(String session, String jsonRunId) throws IOException {
+        return helper.http().call("POST", "/v1/runs", Map.of("Spice-Session", session, "Content-Type", "application/json"),
+                ("{\"run_id\":\"" + jsonRunId + "\"}").getBytes(StandardCharsets.US_ASCII));
+    }
+
+    /** Every file of the authority directory with its bytes. */
+    private Map<String, String> authorityFiles() throws IOException {
+        Map<String, String> files = new TreeMap<>();
+        try (var s = Files.list(root.resolve("authority"))) {
+            for (Path p : s.toList()) {
+                files.put(p.getFileName().toString(), Files.isRegularFile(p) ? Arrays.toString(Files.readAllBytes(p)) : "");
+            }
+        }
+        return files;
+    }
+
+    private static long openFds(long pid) throws IOException {
+        try (var s = Files.list(Path.of("/proc/" + pid + "/fd"))) {
+            return s.count();
+        }
+    }
+
+    /** Sets the soft RLIMIT_NOFILE of {@code pid} (the hard one stays, so that it can be raised again). */
+    private static void prlimit(long pid, long n) throws Exception {
+        Process p = new ProcessBuilder("prlimit", "--pid", Long.toString(pid), "--nofile=" + n + ":")
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as("prlimit: " + out).isZero();
+    }
+
+    // ---- logs without a UTF-8 locale ------------------------------------------------------------
+
+    @Test
+    void logsWithoutAUtf8Locale_twoNonAsciiRunIds_logAsDifferentAsciiText() throws Exception {
+        // env -i: no LANG, no LC_*: the JVM writes standard error in ASCII (anything else as '?').
+        startHelper(List.of("env", "-i"));
+        String session = openSession();
+        assertThat(start(session, "job-\\u00e9").status()).isEqualTo(200); // Latin e with acute
+        assertThat(start(session, "job-\\u0430").status()).isEqualTo(200); // Cyrillic a
+        String e = "run job-\\u00E9 started";
+        String a = "run job-\\u0430 started";
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!(helper.stderr().contains(e) && helper.stderr().contains(a)) && System.nanoTime() < deadline) {
+            Thread.sleep(20); // a poll with a deadline: the log is read by another thread
+        }
+        String log = helper.stderr();
+        assertThat(log).as("the log").contains(e).contains(a).doesNotContain("job-?");
+        assertThat(helper.stop()).isZero();
+    }
+}
