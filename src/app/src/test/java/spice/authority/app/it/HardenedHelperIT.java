@@ -106,4 +106,47 @@ class HardenedHelperIT {
         assertThat(log).as("the log").contains(e).contains(a).doesNotContain("job-?");
         assertThat(helper.stop()).isZero();
     }
+
+    // ---- the descriptor limit, lowered while the helper runs ------------------------------------
+
+    @Test
+    void descriptorLimitLoweredWhileRunning_reserveFollowsIt_andRaisedAgain_admitsAgain() throws Exception {
+        startHelper(List.of());
+        long pid = helper.process.pid();
+        String session = openSession();
+        assertThat(start(session, "run-first").status()).isEqualTo(200);
+
+        // Lower the limit to a few descriptors above what is open now: fewer than the reserve (64) remain.
+        long open = openFds(pid);
+        prlimit(pid, open + 24);
+        UnixHttp.Response refused = null;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        for (int i = 0; System.nanoTime() < deadline; i++) {
+            UnixHttp.Response r = start(session, "run-low-" + i);
+            if (r.status() == 429) {
+                refused = r;
+                break;
+            }
+            assertThat(r.status()).as(r.text()).isEqualTo(200);
+            // Polled, not hammered: each admitted start takes a lock descriptor below the new limit.
+            Thread.sleep(100);
+        }
+        assertThat(refused).as("a start refused once the limit was lowered").isNotNull();
+        assertThat(refused.text()).contains("\"code\":\"busy\"").contains("spice.authority.fd-reserve")
+                .contains("of its " + (open + 24) + " descriptors are in use");
+
+        // Raised again: admitted again.
+        prlimit(pid, open + 1024);
+        UnixHttp.Response admitted = null;
+        deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (System.nanoTime() < deadline) {
+            UnixHttp.Response r = start(session, "run-high-" + System.nanoTime());
+            if (r.status() == 200) {
+                admitted = r;
+                break;
+            }
+            Thread.sleep(100);
+        }
+        assertThat(admitted).as("a start admitted once the limit was raised").isNotNull();
+    }
 }
