@@ -149,4 +149,53 @@ class HardenedHelperIT {
         }
         assertThat(admitted).as("a start admitted once the limit was raised").isNotNull();
     }
+
+    // ---- SIGTERM with slow bodies in flight -----------------------------------------------------
+
+    private long activeRequests() throws IOException {
+        for (String line : helper.http().get("/q/metrics").text().split("\n")) {
+            if (line.startsWith("http_server_active_requests ")) {
+                return Long.parseLong(line.substring(line.indexOf(' ') + 1).trim());
+            }
+        }
+        return -1;
+    }
+
+    @Test
+    void sigtermWithSlowBodiesInFlight_exitsZeroWithinTwelveSeconds() throws Exception {
+        startHelper(List.of());
+        String session = openSession();
+        List<SocketChannel> slow = new ArrayList<>();
+        try {
+            // Headers and a few bytes of each body, then nothing: they would hold until the body timeout (30 s).
+            String[] paths = {"/v1/sessions", "/v1/runs", "/v1/runs/slow-1/snapshots", "/v1/imports", "/v1/runs/slow-2/resume"};
+            for (String path : paths) {
+                SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(helper.socket));
+                slow.add(ch);
+                OutputStream out = Channels.newOutputStream(ch);
+                out.write(("POST " + path + " HTTP/1.1\r\nHost: localhost\r\nSpice-Session: " + session
+                        + "\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n{\"ru").getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (activeRequests() < paths.length && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(activeRequests()).as("the slow requests are in flight").isGreaterThanOrEqualTo(paths.length);
+
+            long t0 = System.nanoTime();
+            helper.process.destroy(); // SIGTERM
+            boolean exited = helper.process.waitFor(30, TimeUnit.SECONDS);
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            System.out.printf("HardenedHelperIT: SIGTERM with %d slow bodies in flight: exit in %d ms%n", paths.length, ms);
+            assertThat(exited).as("exited").isTrue();
+            assertThat(helper.process.exitValue()).isZero();
+            assertThat(ms).as("SIGTERM to exit (ms)").isLessThan(12_000);
+            assertThat(Files.exists(helper.socket)).as("socket removed").isFalse();
+        } finally {
+            for (SocketChannel ch : slow) {
+                ch.close();
+            }
+        }
+    }
 }
