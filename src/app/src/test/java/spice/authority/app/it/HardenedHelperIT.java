@@ -87,6 +87,53 @@ class HardenedHelperIT {
         assertThat(p.exitValue()).as("prlimit: " + out).isZero();
     }
 
+    // ---- paths that are not UTF-8 ---------------------------------------------------------------
+
+    /** Percent-encodings that are not UTF-8: invalid, cut short, an encoded lone surrogate, overlong. */
+    private static final List<String> NOT_UTF8 = List.of("%FF", "%C3", "%F0%9F", "%ED%A0%80", "%ED%B0%80", "%C0%AF",
+            "%80");
+
+    @Test
+    void pathsThatAreNotUtf8_everyRouteAnswers400NamingTheRule_andNothingIsTouched() throws Exception {
+        startHelper(List.of());
+        String session = openSession();
+        // The run the lenient decoding would have named: U+FFFD.
+        assertThat(start(session, "alias-\\ufffd").status()).isEqualTo(200);
+        assertThat(start(session, "job-\\u00e9").status()).isEqualTo(200);
+        Map<String, String> before = authorityFiles();
+        Map<String, String> auth = Map.of("Spice-Session", session, "Content-Type", "application/json");
+
+        List<String> wrong = new ArrayList<>();
+        for (String bad : NOT_UTF8) {
+            String run = "/v1/runs/alias-" + bad;
+            List<String[]> calls = List.of(new String[] {"DELETE", run + "/lease"}, new String[] {"GET", run},
+                    new String[] {"POST", run + "/resume"}, new String[] {"POST", run + "/abandon"},
+                    new String[] {"POST", run + "/snapshots"}, new String[] {"DELETE", "/v1/sessions/" + session + bad},
+                    new String[] {"POST", "/v1/imports/imp" + bad + "/consume"},
+                    new String[] {"POST", "/v1/imports/imp" + bad + "/activate"},
+                    new String[] {"DELETE", "/v1/imports/imp" + bad});
+            for (String[] c : calls) {
+                // No body: the refusal comes before any body is read, and the connection is closed with it.
+                UnixHttp.Response r = helper.http().call(c[0], c[1], auth, null);
+                if (r.status() != 400 || !r.text().contains("\"code\":\"invalid_request\"")
+                        || !r.text().contains("must be percent-encoded UTF-8")) {
+                    wrong.add(c[0] + " " + c[1] + " -> " + r.status() + " " + r.text());
+                }
+            }
+        }
+        assertThat(wrong).as("answers other than 400 invalid_request naming the rule").isEmpty();
+
+        // Nothing was touched: the run alias-U+FFFD is still held by its session, and no file changed.
+        assertThat(authorityFiles()).isEqualTo(before);
+        UnixHttp.Response view = helper.http().get("/v1/runs/alias-%EF%BF%BD");
+        assertThat(view.text()).isEqualTo("{\"run_id\":\"alias-\uFFFD\",\"phase\":\"ACTIVE\",\"run_generation\":1,\"owned\":true}");
+        // A path in UTF-8 names the run a body with the same bytes names, percent-encoded or raw.
+        assertThat(helper.http().get("/v1/runs/job-%C3%A9").text()).contains("\"run_id\":\"job-\u00e9\"");
+        // The session itself still works: it releases its lease through the correctly encoded path.
+        assertThat(helper.http().call("DELETE", "/v1/runs/alias-%EF%BF%BD/lease", auth, null).status()).isEqualTo(204);
+        assertThat(helper.http().get("/v1/runs/alias-%EF%BF%BD").text()).contains("\"owned\":false");
+    }
+
     // ---- logs without a UTF-8 locale ------------------------------------------------------------
 
     @Test
