@@ -310,7 +310,15 @@ public class ApiResources {
             content = @Content(mediaType = PROBLEM))
     public java.util.List<Dto.RunView> listRuns() throws AuthorityException {
         // Listed through the retained descriptor; an I/O error is 503 unavailable, never a short list.
-        return authority().listRecords().records().stream().map(this::view).toList();
+        RunAuthority a = authority();
+        Map<String, RunRecord> byId = new TreeMap<>();
+        for (RunRecord r : a.listRecords().records()) {
+            byId.put(r.runId(), r);
+        }
+        // Fenced runs with no record listed (a start whose rename failed) are shown as the write
+        // would have left them, fenced: the write may yet be on disk.
+        a.fencedWrites().forEach(byId::putIfAbsent);
+        return byId.values().stream().map(this::view).toList();
     }
 
     @POST
@@ -355,7 +363,9 @@ public class ApiResources {
     @APIResponse(responseCode = "404", description = "not_found", content = @Content(mediaType = PROBLEM))
     public Dto.RunView get(@Encoded @PathParam("run_id") String rawRunId) throws AuthorityException {
         RunId id = pathRunId(rawRunId);
-        Optional<RunRecord> r = authority().inspect(id);
+        // A run fenced with no record to read (its start's rename failed) is shown as the write
+        // would have left it, fenced: never "no run", since that write may yet be on disk.
+        Optional<RunRecord> r = authority().inspect(id).or(() -> authority().fencedWrite(id.value()));
         return view(r.orElseThrow(() -> ApiException.notFound("no run " + id.value())));
     }
 
