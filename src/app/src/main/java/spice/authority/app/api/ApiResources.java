@@ -304,7 +304,8 @@ public class ApiResources {
     @GET
     @Path("/runs")
     @Produces(MediaType.APPLICATION_JSON)
-    @Operation(summary = "Every run with a verified record in the authority directory")
+    @Operation(summary = "Every run with a verified record in the authority directory, and every run fenced in this process "
+            + "with no record to read (a start whose write is uncertain: ACTIVE at generation 1, fenced)")
     @APIResponse(responseCode = "200", description = "the runs")
     @APIResponse(responseCode = "503", description = "unavailable: the directory or a record cannot be read (never a partial list)",
             content = @Content(mediaType = PROBLEM))
@@ -360,7 +361,7 @@ public class ApiResources {
     @Operation(summary = "Phase, run generation and whether a session owns it (plus fenced: true when its last outcome is uncertain); no secrets")
     @APIResponse(responseCode = "200", description = "the run")
     @APIResponse(responseCode = "400", description = "invalid_request: " + RunId.RULE, content = @Content(mediaType = PROBLEM))
-    @APIResponse(responseCode = "404", description = "not_found", content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "404", description = "not_found: no record, and not fenced in this process", content = @Content(mediaType = PROBLEM))
     public Dto.RunView get(@Encoded @PathParam("run_id") String rawRunId) throws AuthorityException {
         RunId id = pathRunId(rawRunId);
         // A run fenced with no record to read (its start's rename failed) is shown as the write
