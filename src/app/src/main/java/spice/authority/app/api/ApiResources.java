@@ -392,7 +392,9 @@ public class ApiResources {
                          @Encoded @PathParam("run_id") String rawRunId) throws AuthorityException {
         // The decoded snapshot (several times the payload's size) is gone before the answer is built.
         try (LargeBodies.Permit decoding = largeBodies.enter(BodyReader.of(rc).length)) {
-            return envelopeResponse(signed(rc, pathRunId(rawRunId).value()), accept);
+            // The path's ID decoded strictly; the payload's own run_id rule (P-RUNID, 422) comes
+            // first, and the path must then name exactly that run.
+            return envelopeResponse(signed(rc, PathText.decode(rawRunId)), accept);
         }
     }
 
