@@ -51,6 +51,19 @@ public class BodyReader {
     private final AtomicLong held = new AtomicLong();
     /** Bodies still arriving: cut off when the gate closes. */
     private final java.util.Set<Reading> arriving = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile long budget;
+    /** When the last large body ended (nanoTime), or 0 when no burst awaits its clean-up. */
+    private final AtomicLong lastLargeBody = new AtomicLong();
+    /** Bodies at least this large count as a burst worth giving memory back after. */
+    static final long LARGE_BODY = 1 << 20;
+    /** How long the helper must be free of large bodies before memory is given back. */
+    static final long QUIET_NANOS = 5_000_000_000L;
+
+    /** How a refusal is answered: status, problem code, detail. */
+    @FunctionalInterface
+    interface Refuse {
+        void refuse(int status, String code, String detail);
+    }
 
     @jakarta.annotation.PostConstruct
     void cutBodiesWhenDraining() {
@@ -65,19 +78,6 @@ public class BodyReader {
         for (Reading r : arriving) {
             r.context.runOnContext(v -> r.cut());
         }
-    }
-    private volatile long budget;
-    /** When the last large body ended (nanoTime), or 0 when no burst awaits its clean-up. */
-    private final AtomicLong lastLargeBody = new AtomicLong();
-    /** Bodies at least this large count as a burst worth giving memory back after. */
-    static final long LARGE_BODY = 1 << 20;
-    /** How long the helper must be free of large bodies before memory is given back. */
-    static final long QUIET_NANOS = 5_000_000_000L;
-
-    /** How a refusal is answered: status, problem code, detail. */
-    @FunctionalInterface
-    interface Refuse {
-        void refuse(int status, String code, String detail);
     }
 
     /** The body the filter read for this request (empty when there was none). */
