@@ -6,7 +6,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import spice.authority.os.DirectoryRefusedException;
@@ -87,7 +87,8 @@ public final class RunAuthority implements AutoCloseable {
     private final FileIdentity identityFile;
     private final HmacSha256 recordMac;
     private final int sweptTempFiles;
-    private final Set<String> fenced = ConcurrentHashMap.newKeySet();
+    /** Runs fenced in this process, each with the record the write that fenced it tried to write. */
+    private final Map<String, RunRecord> fenced = new ConcurrentHashMap<>();
     private final Object stateLock = new Object();
     private int leases;
     private boolean closing;
@@ -304,7 +305,25 @@ public final class RunAuthority implements AutoCloseable {
      * caller may act on the run until a restart of this process reads the truth from disk.
      */
     public boolean isFenced(String runId) {
-        return fenced.contains(runId);
+        return fenced.containsKey(runId);
+    }
+
+    /**
+     * The record the write that fenced {@code runId} tried to write, while the run is fenced in
+     * this process: for a run view when no record of the run can be read (a start whose rename
+     * failed leaves none, or one that landed). It is what the run would be if that write took
+     * effect, never a proof that it did; only a restart reads the truth.
+     */
+    public Optional<RunRecord> fencedWrite(String runId) {
+        return Optional.ofNullable(fenced.get(runId));
+    }
+
+    /**
+     * {@link #fencedWrite} of every fenced run, by run ID: a listing shows a fenced run even when
+     * no record of it is on disk.
+     */
+    public Map<String, RunRecord> fencedWrites() {
+        return Map.copyOf(fenced);
     }
 
     /** Test hook: whether the master key's storage has been zeroed. */
@@ -796,14 +815,15 @@ public final class RunAuthority implements AutoCloseable {
     }
 
     private void checkFence(String runId) throws AuthorityException.Uncertain {
-        if (fenced.contains(runId)) {
+        if (fenced.containsKey(runId)) {
             throw new AuthorityException.Uncertain("run " + runId + " is uncertain in this process: an earlier write's outcome is unknown; "
                     + "inspect it after a restart, never retry automatically");
         }
     }
 
-    void fence(String runId) {
-        fenced.add(runId);
+    /** Fences {@code runId}; {@code attempted} is the record the uncertain write tried to write (the first one is kept). */
+    void fence(String runId, RunRecord attempted) {
+        fenced.putIfAbsent(runId, attempted);
     }
 
     void acquireLease() throws AuthorityException.Closed {
@@ -999,9 +1019,9 @@ public final class RunAuthority implements AutoCloseable {
                 throw new AuthorityException.Unavailable(what + " " + runId + ": nothing written: " + e.detail()
                         + " (" + e.component() + ": " + e.category() + "); retry once the cause is gone");
             }
-            throw uncertain(runId, what, e);
+            throw uncertain(runId, next, what, e);
         } catch (RuntimeException | Error e) {
-            throw uncertain(runId, what, e);
+            throw uncertain(runId, next, what, e);
         }
     }
 
@@ -1009,8 +1029,8 @@ public final class RunAuthority implements AutoCloseable {
      * SECURITY: whatever failed at or after the rename (even an Error), the outcome is unknown:
      * fence the run and report uncertain, never a clean failure.
      */
-    private AuthorityException.Uncertain uncertain(String runId, String what, Throwable e) {
-        fence(runId);
+    private AuthorityException.Uncertain uncertain(String runId, RunRecord attempted, String what, Throwable e) {
+        fence(runId, attempted);
         return new AuthorityException.Uncertain(what + " " + runId + ": the record write failed after it started ("
                 + describe(e) + "); the outcome is unknown: do not retry automatically");
     }

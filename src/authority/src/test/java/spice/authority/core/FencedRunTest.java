@@ -68,4 +68,30 @@ class FencedRunTest {
         }
         restarted.close();
     }
+
+    @Test
+    void uncertainStart_renameFailedBeforeAnyRecord_fencedWriteIsTheStartsRecord_listingHasNoRecord_untilARestart() throws Exception {
+        MemoryDirectory dir = new MemoryDirectory();
+        RunAuthority a = Fixtures.open(dir);
+        assertThat(a.fencedWrite(RUN)).isEmpty();
+        // The start's rename is called and fails: no record of the run exists, and nobody knows that.
+        dir.failAt(MemoryDirectory.Step.RENAME_FAILS, 0, false);
+        assertThatThrownBy(() -> a.start(RUN, NONE)).isInstanceOf(AuthorityException.Uncertain.class);
+        dir.clearFault();
+
+        assertThat(a.isFenced(RUN)).isTrue();
+        assertThat(a.inspect(RUN)).as("no record to read").isEmpty();
+        assertThat(a.listRecords().records()).isEmpty();
+        assertThat(a.fencedWrite(RUN)).as("what the start tried to write").map(r -> r.phase() + "@" + r.runGeneration())
+                .contains("ACTIVE@1");
+        assertThat(a.fencedWrites()).containsOnlyKeys(RUN);
+        assertThatThrownBy(() -> a.start(RUN, NONE)).isInstanceOf(AuthorityException.Uncertain.class);
+
+        RunAuthority restarted = Fixtures.open(dir.afterCrash());
+        assertThat(restarted.isFenced(RUN)).isFalse();
+        assertThat(restarted.fencedWrite(RUN)).isEmpty();
+        assertThat(restarted.fencedWrites()).isEmpty();
+        assertThat(restarted.inspect(RUN)).as("the start never landed").isEmpty();
+        restarted.close();
+    }
 }

@@ -4,6 +4,7 @@ import io.vertx.ext.web.RoutingContext;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
+import jakarta.ws.rs.Encoded;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.POST;
@@ -292,16 +293,33 @@ public class ApiResources {
         return RunId.parse(text).orElseThrow(() -> ApiException.invalidRequest(RunId.RULE));
     }
 
+    /**
+     * The run ID of a run path, decoded from the raw segment by {@link PathText} (never the HTTP
+     * stack's lenient decoding), then held to the one run-ID rule exactly as a body's.
+     */
+    private static RunId pathRunId(String rawSegment) {
+        return requireRunId(PathText.decode(rawSegment));
+    }
+
     @GET
     @Path("/runs")
     @Produces(MediaType.APPLICATION_JSON)
-    @Operation(summary = "Every run with a verified record in the authority directory")
+    @Operation(summary = "Every run with a verified record in the authority directory, and every run fenced in this process "
+            + "with no record to read (a start whose write is uncertain: ACTIVE at generation 1, fenced)")
     @APIResponse(responseCode = "200", description = "the runs")
     @APIResponse(responseCode = "503", description = "unavailable: the directory or a record cannot be read (never a partial list)",
             content = @Content(mediaType = PROBLEM))
     public java.util.List<Dto.RunView> listRuns() throws AuthorityException {
         // Listed through the retained descriptor; an I/O error is 503 unavailable, never a short list.
-        return authority().listRecords().records().stream().map(this::view).toList();
+        RunAuthority a = authority();
+        Map<String, RunRecord> byId = new TreeMap<>();
+        for (RunRecord r : a.listRecords().records()) {
+            byId.put(r.runId(), r);
+        }
+        // Fenced runs with no record listed (a start whose rename failed) are shown as the write
+        // would have left them, fenced: the write may yet be on disk.
+        a.fencedWrites().forEach(byId::putIfAbsent);
+        return byId.values().stream().map(this::view).toList();
     }
 
     @POST
@@ -343,10 +361,13 @@ public class ApiResources {
     @Operation(summary = "Phase, run generation and whether a session owns it (plus fenced: true when its last outcome is uncertain); no secrets")
     @APIResponse(responseCode = "200", description = "the run")
     @APIResponse(responseCode = "400", description = "invalid_request: " + RunId.RULE, content = @Content(mediaType = PROBLEM))
-    @APIResponse(responseCode = "404", description = "not_found", content = @Content(mediaType = PROBLEM))
-    public Dto.RunView get(@PathParam("run_id") String runId) throws AuthorityException {
-        Optional<RunRecord> r = authority().inspect(requireRunId(runId));
-        return view(r.orElseThrow(() -> ApiException.notFound("no run " + runId)));
+    @APIResponse(responseCode = "404", description = "not_found: no record, and not fenced in this process", content = @Content(mediaType = PROBLEM))
+    public Dto.RunView get(@Encoded @PathParam("run_id") String rawRunId) throws AuthorityException {
+        RunId id = pathRunId(rawRunId);
+        // A run fenced with no record to read (its start's rename failed) is shown as the write
+        // would have left it, fenced: never "no run", since that write may yet be on disk.
+        Optional<RunRecord> r = authority().inspect(id).or(() -> authority().fencedWrite(id.value()));
+        return view(r.orElseThrow(() -> ApiException.notFound("no run " + id.value())));
     }
 
     @POST
@@ -368,10 +389,12 @@ public class ApiResources {
     @SessionRequired
     @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
     public Response sign(@Context RoutingContext rc, @HeaderParam("Accept") String accept,
-                         @PathParam("run_id") String runId) throws AuthorityException {
+                         @Encoded @PathParam("run_id") String rawRunId) throws AuthorityException {
         // The decoded snapshot (several times the payload's size) is gone before the answer is built.
         try (LargeBodies.Permit decoding = largeBodies.enter(BodyReader.of(rc).length)) {
-            return envelopeResponse(signed(rc, runId), accept);
+            // The path's ID decoded strictly; the payload's own run_id rule (P-RUNID, 422) comes
+            // first, and the path must then name exactly that run.
+            return envelopeResponse(signed(rc, PathText.decode(rawRunId)), accept);
         }
     }
 
@@ -435,10 +458,10 @@ public class ApiResources {
     @Operation(summary = "Local resume: durable ACTIVE at the next generation; the earlier envelope never verifies again")
     @SessionRequired
     @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
-    public Dto.RunView resume(@PathParam("run_id") String runId)
+    public Dto.RunView resume(@Encoded @PathParam("run_id") String rawRunId)
             throws AuthorityException {
         Session s = caller.get();
-        requireRunId(runId);
+        String runId = pathRunId(rawRunId).value();
         ActiveRun run = sessions.leaseOf(s, runId);
         onLease(run, "resume", () -> {
             run.resume(Cancellation.none());
@@ -453,10 +476,10 @@ public class ApiResources {
     @APIResponse(responseCode = "204", description = "released")
     @SessionRequired
     @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
-    public Response release(@PathParam("run_id") String runId)
+    public Response release(@Encoded @PathParam("run_id") String rawRunId)
             throws AuthorityException {
         Session s = caller.get();
-        requireRunId(runId);
+        String runId = pathRunId(rawRunId).value();
         sessions.release(s, sessions.leaseOf(s, runId));
         return Response.noContent().build();
     }
@@ -472,10 +495,11 @@ public class ApiResources {
             + "or a tombstone already)", content = @Content(mediaType = PROBLEM))
     @SessionRequired
     @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
-    public Dto.RunView abandon(@PathParam("run_id") String runId)
+    public Dto.RunView abandon(@Encoded @PathParam("run_id") String rawRunId)
             throws AuthorityException {
         caller.get(); // SECURITY: fails closed should the session filter ever not have run
-        RunId id = requireRunId(runId);
+        RunId id = pathRunId(rawRunId);
+        String runId = id.value();
         // A live owner (a session here, an import, or another process) holds the run's lock: abandon refuses busy.
         // An owner proven dead whose exit was not handled yet is closed first; an unknown one keeps the run.
         sessions.reapOwnerIfDead(runId);
@@ -557,10 +581,10 @@ public class ApiResources {
     @Operation(summary = "The consume point: durable IMPORTING")
     @SessionRequired
     @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
-    public Dto.RunView consume(@PathParam("import") String importId)
+    public Dto.RunView consume(@Encoded @PathParam("import") String rawImportId)
             throws AuthorityException {
         Session s = caller.get();
-        ImportTx tx = sessions.importOf(s, importId);
+        ImportTx tx = sessions.importOf(s, PathText.decode(rawImportId));
         counted("consume", () -> {
             tx.runImport().consume(Cancellation.none());
             return null;
@@ -575,10 +599,10 @@ public class ApiResources {
     @Operation(summary = "Durable ACTIVE; the run lease now belongs to the session")
     @SessionRequired
     @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
-    public Dto.RunView activate(@PathParam("import") String importId)
+    public Dto.RunView activate(@Encoded @PathParam("import") String rawImportId)
             throws AuthorityException {
         Session s = caller.get();
-        ImportTx tx = sessions.importOf(s, importId);
+        ImportTx tx = sessions.importOf(s, PathText.decode(rawImportId));
         ActiveRun run = counted("activate", () -> tx.runImport().activate(Cancellation.none()), r -> {
             try {
                 sessions.own(s, r);
@@ -600,10 +624,10 @@ public class ApiResources {
     @APIResponse(responseCode = "500", description = "uncertain: aborted after the consume point", content = @Content(mediaType = PROBLEM))
     @SessionRequired
     @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
-    public Response abort(@PathParam("import") String importId)
+    public Response abort(@Encoded @PathParam("import") String rawImportId)
             throws AuthorityException {
         Session s = caller.get();
-        ImportTx tx = sessions.importOf(s, importId);
+        ImportTx tx = sessions.importOf(s, PathText.decode(rawImportId));
         sessions.removeImport(tx);
         tx.runImport().abort();
         return Response.noContent().build();

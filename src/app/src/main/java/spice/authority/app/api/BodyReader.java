@@ -8,6 +8,7 @@ import jakarta.inject.Inject;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jboss.logging.Logger;
 import spice.authority.app.runtime.HelperConfig;
+import spice.authority.app.runtime.RequestGate;
 import spice.authority.snapshot.payload.Snapshot;
 
 /**
@@ -23,7 +24,9 @@ import spice.authority.snapshot.payload.Snapshot;
  * </ul>
  *
  * <p>The body is then handed to the resource through the routing context ({@link #of}); Quarkus
- * REST finds the request already ended and reads nothing itself.
+ * REST finds the request already ended and reads nothing itself. When the helper starts to drain
+ * (SIGTERM), a body still arriving is cut off and answered {@code 503 closing}: its request has
+ * reached no resource, so nothing was done, and shutdown does not wait for a slow sender.
  *
  * <p><b>Guarantees.</b> Bytes counted against the budget are given back exactly once, when the
  * request ends in any way (answered, refused, connection closed). A refused body is never
@@ -42,7 +45,12 @@ public class BodyReader {
     @Inject
     Metrics metrics;
 
+    @Inject
+    RequestGate gate;
+
     private final AtomicLong held = new AtomicLong();
+    /** Bodies still arriving: cut off when the gate closes. */
+    private final java.util.Set<Reading> arriving = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile long budget;
     /** When the last large body ended (nanoTime), or 0 when no burst awaits its clean-up. */
     private final AtomicLong lastLargeBody = new AtomicLong();
@@ -55,6 +63,21 @@ public class BodyReader {
     @FunctionalInterface
     interface Refuse {
         void refuse(int status, String code, String detail);
+    }
+
+    @jakarta.annotation.PostConstruct
+    void cutBodiesWhenDraining() {
+        gate.onClose(this::cutArriving);
+    }
+
+    /**
+     * Ends every body still arriving with {@code 503 closing}, each on its own event loop. Its
+     * request reached no resource: nothing was done, and a slow sender cannot hold up shutdown.
+     */
+    private void cutArriving() {
+        for (Reading r : arriving) {
+            r.context.runOnContext(v -> r.cut());
+        }
     }
 
     /** The body the filter read for this request (empty when there was none). */
@@ -140,6 +163,13 @@ public class BodyReader {
         }
         Reading r = new Reading(rc, limit, refuse, path);
         rc.addEndHandler(v -> r.release());
+        arriving.add(r);
+        // RACE: the gate may have closed after this request entered it and before it was added
+        // here: the cut of the gate's close missed it, so cut it now (on this event loop).
+        if (gate != null && gate.isClosed()) {
+            r.cut();
+            return;
+        }
         // A body that does not arrive in time is refused, so a slow sender holds neither the
         // budget nor the in-flight count for long.
         long timeoutMs = config.bodyTimeout().toMillis();
@@ -167,8 +197,11 @@ public class BodyReader {
         private long total;
         private boolean refused;
         long timer = -1;
+        /** The request's event loop: everything but {@link #release} runs there. */
+        final io.vertx.core.Context context;
 
         Reading(RoutingContext rc, long limit, Refuse refuse, String path) {
+            this.context = rc.vertx().getOrCreateContext();
             this.rc = rc;
             this.limit = limit;
             this.refuse = refuse;
@@ -216,8 +249,19 @@ public class BodyReader {
             refuse.refuse(408, "invalid_request", "request body not received within " + ms + " ms for " + path);
         }
 
+        /** Draining: a body still arriving is answered {@code closing}, its request never run. */
+        void cut() {
+            if (refused || !arriving.contains(this) || rc.response().ended() || rc.response().closed()) {
+                return;
+            }
+            stop();
+            refuse.refuse(503, "closing", "the helper is shutting down; the request body was still arriving "
+                    + "and nothing was done");
+        }
+
         /** Refused or cut off: drop what was read, give back the budget, cancel the timer. */
         void stop() {
+            arriving.remove(this);
             refused = true;
             data = null;
             release();
@@ -232,6 +276,7 @@ public class BodyReader {
         }
 
         void end() {
+            arriving.remove(this);
             cancelTimer();
             if (refused || rc.response().ended() || rc.response().closed()) {
                 return;
@@ -248,6 +293,7 @@ public class BodyReader {
         }
 
         void release() {
+            arriving.remove(this);
             long n = reserved.getAndSet(0);
             if (n != 0) {
                 held.addAndGet(-n);

@@ -28,6 +28,8 @@ public class SessionFilter {
     @ServerRequestFilter
     @SessionRequired
     public void resolve(ContainerRequestContext request, RoutingContext rc) {
+        // The path was already held to PathText's strict decoding (TransportGuard): a segment that
+        // is not UTF-8 never reaches this, so the decoded parameter is the text of its bytes.
         String id = request.getUriInfo().getPathParameters().getFirst("session");
         if (id == null) {
             id = request.getHeaderString(HEADER);

@@ -117,6 +117,12 @@ public class TransportGuard {
                 rc.put(PEER_PID, pid);
             }
         }
+        // SECURITY: the path as the helper reads it (PathText), before anything else reads it: a
+        // segment that is not UTF-8 would otherwise be decoded leniently, to another run's ID.
+        if (!PathText.isValidPath(rc.request().path())) {
+            fail(rc, 400, "invalid_request", PathText.RULE, true);
+            return;
+        }
         if (!gate.enter()) {
             fail(rc, 503, "closing", "the helper is shutting down", true);
             return;

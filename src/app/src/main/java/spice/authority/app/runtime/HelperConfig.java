@@ -12,11 +12,14 @@ import java.time.Duration;
 @ConfigMapping(prefix = "spice.authority")
 public interface HelperConfig {
 
-    /** How long SIGTERM waits for requests in flight before releasing leases. */
+    /**
+     * The one budget of SIGTERM's drain: requests in flight, then the authority's leases; nothing
+     * else waits after it (bodies still arriving are cut off at once).
+     */
     @WithDefault("10s")
     Duration drainTimeout();
 
-    /** How long shutdown waits for the authority's leases after the sessions were closed. */
+    /** How long shutdown waits for the authority's leases after the sessions were closed (within {@link #drainTimeout()}). */
     @WithDefault("5s")
     Duration closeTimeout();
 

@@ -8,6 +8,7 @@ import jakarta.inject.Singleton;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.jboss.logging.Logger;
 import spice.authority.app.runtime.HelperConfig;
 import spice.authority.app.runtime.RequestGate;
@@ -63,15 +64,24 @@ public final class ServeApplication implements QuarkusApplication {
         return 0;
     }
 
-    /** Stops accepting work, lets in-flight requests finish (bounded), then releases everything. */
+    /**
+     * Stops accepting work, lets in-flight requests finish, then releases everything, all within
+     * one budget ({@code spice.authority.drain-timeout}): bodies still arriving are cut off at once
+     * (their requests reached no resource), requests in a resource get what the budget holds, and
+     * the authority's leases what is left of it (at most {@code close-timeout}). Quarkus adds no
+     * wait of its own afterwards (no {@code quarkus.shutdown.timeout}): SIGTERM ends the process
+     * within the budget plus the listener's close.
+     */
     private void drain() {
+        spice.authority.core.Cancellation budget = spice.authority.core.Cancellation.withTimeout(config.drainTimeout());
         gate.close();
-        if (!gate.awaitIdle(config.drainTimeout())) {
+        if (!gate.awaitIdle(left(budget))) {
             LOG.warnf("shutdown: %d request(s) still in flight after %s", gate.inFlight(), config.drainTimeout());
         }
         sessions.closeAll("helper shutting down");
         try {
-            ctx.authority().close(config.closeTimeout());
+            Duration left = left(budget);
+            ctx.authority().close(left.compareTo(config.closeTimeout()) < 0 ? left : config.closeTimeout());
         } catch (AuthorityException.Busy e) {
             LOG.warnf("shutdown: %s", e.getMessage());
         }
@@ -79,6 +89,10 @@ public final class ServeApplication implements QuarkusApplication {
         // Quarkus has closed the listener: released here, a new helper could bind the same path
         // while this one still answers on it.
         LOG.infof("authority %s", ctx.authority().state().equals("closed") ? "closed; key zeroed" : "still " + ctx.authority().state());
+    }
+
+    private static Duration left(spice.authority.core.Cancellation budget) {
+        return Duration.ofNanos(Math.max(0, budget.remainingNanos()));
     }
 
     /**

@@ -23,7 +23,9 @@ import spice.authority.app.runtime.HelperConfig;
  * Per host process: at most {@code max-sessions-per-process} sessions and, on the Unix socket,
  * {@code max-connections-per-process} connections. Helper-wide: a new session, lease or import is
  * refused while fewer than {@code fd-reserve} descriptors are free below the descriptor limit, or
- * while the number in use cannot be read (unknown is treated as exhausted).
+ * while the number in use or the limit cannot be read (unknown is treated as exhausted). The limit
+ * is read again at least every {@value #LIMIT_REUSE_MILLIS} ms, so a limit lowered while the
+ * helper runs ({@code prlimit}, {@code setrlimit}) lowers the point of refusal with it.
  */
 @ApplicationScoped
 public class Quotas {
@@ -32,8 +34,25 @@ public class Quotas {
     @Inject
     HelperConfig config;
 
+    /** How long one read of the descriptor limit is reused (at most). */
+    static final long LIMIT_REUSE_MILLIS = 500;
+
     private final Map<Long, AtomicInteger> connections = new ConcurrentHashMap<>();
-    private final long descriptorLimit = readDescriptorLimit();
+    /** Whether this platform has a descriptor limit to read: decided once, by the first read. */
+    private final boolean limitReadable;
+    /** The last read of the limit and when it was made; reused for {@link #LIMIT_REUSE_MILLIS}. */
+    private volatile LimitRead lastLimit;
+
+    private record LimitRead(long limit, long readAtNanos) {}
+
+    public Quotas() {
+        long first = readDescriptorLimit();
+        limitReadable = first > 0;
+        if (!limitReadable) {
+            LOG.warn("descriptor limit unknown: the descriptor reserve is not enforced");
+        }
+        lastLimit = new LimitRead(first, System.nanoTime());
+    }
 
     /**
      * Refuses unless {@code fd-reserve} descriptors remain free for the helper's own work.
@@ -41,20 +60,27 @@ public class Quotas {
      * @param what what would be taken, for the message ("a run lease")
      */
     public void requireDescriptorReserve(String what) {
-        if (descriptorLimit <= 0) {
+        if (!limitReadable) {
             return; // no descriptor table to read on this platform: the per-host quotas still hold
         }
         int reserve = config.fdReserve();
+        // SECURITY: the limit as it is now (read again at least every LIMIT_REUSE_MILLIS): a limit
+        // lowered after start-up must lower the point of refusal, not leave the reserve measured
+        // against a limit the process no longer has. A limit that cannot be read any more (no
+        // descriptor left to read it with) is unknown, treated as exhausted.
+        long limit = descriptorLimit();
         // RACE: counted, then taken: concurrent admissions may each see the same count and eat
         // into the reserve by as many descriptors as there are racing calls (at most the worker
         // pool). The reserve bounds that; it is a budget, not a fencing check: a descriptor
         // shortfall makes a liveness check unknown, never a death.
         long open = openDescriptors();
-        if (open < 0 || open + reserve > descriptorLimit) {
-            LOG.warnf("refused %s: descriptor reserve reached (%s of %d in use, reserve %d)", what,
-                    open < 0 ? "unknown" : Long.toString(open), descriptorLimit, reserve);
-            throw new SessionException.Busy("the helper cannot take " + what + ": "
-                    + (open < 0 ? "its descriptors in use cannot be counted" : open + " of its " + descriptorLimit + " descriptors are in use")
+        if (limit <= 0 || open < 0 || open + reserve > limit) {
+            LOG.warnf("refused %s: descriptor reserve reached (%s of %s in use, reserve %d)", what,
+                    open < 0 ? "unknown" : Long.toString(open), limit <= 0 ? "unknown" : Long.toString(limit), reserve);
+            String state = limit <= 0 ? "its descriptor limit cannot be read"
+                    : open < 0 ? "its descriptors in use cannot be counted"
+                    : open + " of its " + limit + " descriptors are in use";
+            throw new SessionException.Busy("the helper cannot take " + what + ": " + state
                     + " and it keeps " + reserve + " for its own work", "spice.authority.fd-reserve", reserve);
         }
     }
@@ -93,9 +119,20 @@ public class Quotas {
         return config.maxConnectionsPerProcess();
     }
 
-    /** The process's descriptor limit (the soft RLIMIT_NOFILE), or 0 when it cannot be read. */
+    /**
+     * The process's descriptor limit (the soft RLIMIT_NOFILE) as read at most
+     * {@value #LIMIT_REUSE_MILLIS} ms ago, or 0 when it cannot be read.
+     */
     public long descriptorLimit() {
-        return descriptorLimit;
+        LimitRead last = lastLimit;
+        long now = System.nanoTime();
+        if (now - last.readAtNanos() < LIMIT_REUSE_MILLIS * 1_000_000L && last.limit() > 0) {
+            return last.limit();
+        }
+        // RACE: two admissions may both read; either read is the limit of that moment.
+        LimitRead fresh = new LimitRead(readDescriptorLimit(), now);
+        lastLimit = fresh;
+        return Math.max(0, fresh.limit());
     }
 
     /**
@@ -148,6 +185,7 @@ public class Quotas {
         }
     }
 
+    /** The soft RLIMIT_NOFILE from {@code /proc/self/limits}, or 0 when it cannot be read. */
     private static long readDescriptorLimit() {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
@@ -157,7 +195,7 @@ public class Quotas {
                 }
             }
         } catch (IOException | RuntimeException e) {
-            LOG.warnf("descriptor limit unknown (%s): the descriptor reserve is not enforced", e.getClass().getSimpleName());
+            return 0;
         }
         return 0;
     }

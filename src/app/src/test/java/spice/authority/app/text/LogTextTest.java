@@ -8,10 +8,40 @@ import org.junit.jupiter.api.Test;
 class LogTextTest {
 
     @Test
-    void plainRunIds_areUnchanged() {
+    void plainAsciiRunIds_areUnchanged() {
         assertThat(LogText.of("run-1")).isEqualTo("run-1");
-        assertThat(LogText.of("Lauf-ä-漢字-🙂")).isEqualTo("Lauf-ä-漢字-🙂");
         assertThat(LogText.of("a b")).isEqualTo("a b");
+        assertThat(LogText.of("a/b:c.d_e~f")).isEqualTo("a/b:c.d_e~f");
+    }
+
+    @Test
+    void nonAsciiText_isEscaped_soThatNoLocaleCanMakeTwoRunIdsReadAlike() {
+        assertThat(LogText.of("Lauf-ä-漢字-🙂")).isEqualTo("Lauf-\\u00E4-\\u6F22\\u5B57-\\U{01F642}");
+        // Latin e-acute and Cyrillic a: both "job-?" in a log written without a UTF-8 locale.
+        assertThat(LogText.of("job-\u00e9")).isEqualTo("job-\\u00E9");
+        assertThat(LogText.of("job-\u0430")).isEqualTo("job-\\u0430");
+        assertThat(LogText.of("alias-\ufffd")).isEqualTo("alias-\\uFFFD");
+    }
+
+    @Test
+    void everyCodePoint_isWrittenInPrintableAscii_andNoTwoAlike() {
+        java.util.Map<String, Integer> seen = new java.util.HashMap<>();
+        java.util.List<String> clashes = new java.util.ArrayList<>();
+        java.util.List<String> notAscii = new java.util.ArrayList<>();
+        for (int cp = 0; cp < 0x110000; cp++) {
+            String out = LogText.of("x" + Character.toString(cp));
+            if (!out.chars().allMatch(c -> c >= 0x20 && c <= 0x7E)) {
+                notAscii.add(Integer.toHexString(cp));
+            }
+            Integer before = seen.put(out, cp);
+            if (before != null) {
+                clashes.add(Integer.toHexString(before) + "/" + Integer.toHexString(cp));
+            }
+        }
+        assertThat(notAscii).as("code points not written in printable ASCII").isEmpty();
+        assertThat(clashes).as("code points written alike").isEmpty();
+        // A supplementary code point is not two surrogates in disguise.
+        assertThat(LogText.of("\ud83d\ude42")).isNotEqualTo(LogText.of("\ud83d") + LogText.of("\ude42"));
     }
 
     @Test

@@ -2,15 +2,18 @@ package spice.authority.snapshot.json;
 
 /**
  * Caller-supplied text (run IDs, pids declared in bodies) as it may appear in a log line: every
- * code point that is not printable, or that can reorder or hide the text around it, is written as
- * an escape, so a caller can neither forge log lines nor disguise what it named.
+ * code point outside printable ASCII is written as an escape, so a caller can neither forge log
+ * lines nor disguise what it named, and two different texts never read the same, whatever the
+ * locale the log is written in (without a UTF-8 locale, {@code job-é} and the Cyrillic
+ * {@code job-а} would both come out as {@code job-?}).
  *
- * <p><b>Guarantees.</b> The result contains only printable code points of categories letters,
- * marks, numbers, punctuation, symbols and the ASCII space; everything else (C0 and C1 controls,
- * U+2028/U+2029, bidi embeddings, overrides and isolates, other format characters such as
- * U+200B..U+200F and U+FEFF, unpaired surrogates, unassigned and private-use code points, other
- * separators) becomes {@code \\uXXXX} or {@code \\U{XXXXXX}}. A backslash is doubled, so an escape
- * can always be told from text that merely looks like one. {@code null} becomes {@code <none>}.
+ * <p><b>Guarantees.</b> The result is printable ASCII (U+0020..U+007E) only; everything else
+ * (letters and symbols beyond ASCII, C0 and C1 controls, U+2028/U+2029, bidi and other format
+ * characters, unpaired surrogates, unassigned and private-use code points) becomes
+ * {@code \\uXXXX} (a code point of the BMP, or an unpaired surrogate) or {@code \\U{XXXXXX}} (a
+ * supplementary code point, written once, never as two surrogates). A backslash is doubled, so an
+ * escape can always be told from text that merely looks like one, and the escaping is one-to-one:
+ * different texts give different results. {@code null} becomes {@code <none>}.
  */
 public final class SafeText {
     private SafeText() {}
@@ -63,26 +66,8 @@ public final class SafeText {
         return true;
     }
 
+    /** SECURITY: printable ASCII only; anything else could be shown as something it is not. */
     private static boolean printable(int cp) {
-        if (cp == ' ') {
-            return true;
-        }
-        return switch (Character.getType(cp)) {
-            case Character.UPPERCASE_LETTER, Character.LOWERCASE_LETTER, Character.TITLECASE_LETTER,
-                 Character.MODIFIER_LETTER, Character.OTHER_LETTER, Character.NON_SPACING_MARK,
-                 Character.ENCLOSING_MARK, Character.COMBINING_SPACING_MARK, Character.DECIMAL_DIGIT_NUMBER,
-                 Character.LETTER_NUMBER, Character.OTHER_NUMBER, Character.DASH_PUNCTUATION,
-                 Character.START_PUNCTUATION, Character.END_PUNCTUATION, Character.CONNECTOR_PUNCTUATION,
-                 Character.OTHER_PUNCTUATION, Character.INITIAL_QUOTE_PUNCTUATION,
-                 Character.FINAL_QUOTE_PUNCTUATION, Character.MATH_SYMBOL, Character.CURRENCY_SYMBOL,
-                 Character.MODIFIER_SYMBOL, Character.OTHER_SYMBOL -> !bidiControl(cp);
-            default -> false; // controls, format (bidi, ZW*), separators, surrogates, private use, unassigned
-        };
-    }
-
-    /** Bidi controls are format characters already; listed for the marks that are not (none today). */
-    private static boolean bidiControl(int cp) {
-        return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E || cp == 0x200F
-                || cp == 0x061C;
+        return cp >= 0x20 && cp <= 0x7E;
     }
 }
