@@ -169,7 +169,7 @@ class DemoIT {
             assertThat(r.of("B", "RunStarted")).isEmpty();
             assertThat(r.of("B", "RunResumed")).hasSize(2);
             assertThat(r.of("B", "ApprovalGranted")).hasSize(1);
-            List<Object> calls = r.lines.stream().filter(l -> "ToolCallCompleted".equals(l.get("event")))
+            List<String> calls = r.lines.stream().filter(l -> "ToolCallCompleted".equals(l.get("event")))
                     .map(l -> l.get("run_id") + " " + l.get("call_id")).toList();
             assertThat(calls).doesNotHaveDuplicates();
             assertThat(Files.readAllLines(keep.resolve("kept/ledger.txt"))).doesNotHaveDuplicates().hasSize(10);
