@@ -12,7 +12,6 @@ import java.util.List;
 import spice.authority.host.AuthorityClient;
 import spice.authority.host.HelperEndpoint;
 import spice.authority.host.ImportView;
-import spice.authority.host.Session;
 import spice.authority.host.engine.Authority;
 import spice.authority.host.engine.Engine;
 import spice.authority.host.engine.EngineException;
@@ -125,15 +124,13 @@ public final class DemoHost {
     private int run(Path socket, String role, String runId, Path envelopeFile, Path ledger)
             throws EngineException, IOException, InterruptedException {
         AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(socket)).build();
-        Session session = client.openSession();
-        Authority authority = Authority.of(client, session);
         boolean inFlight = role.equals("first-in-flight");
         StaticToolPlan plan = StaticToolPlan.named(ScriptedAgent.PLAN_ID,
                 List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(ledger, inFlight ? "t2-write" : null)));
         switch (role) {
             case "first", "first-in-flight" -> {
-                Engine engine = Engine.builder(authority, ScriptedAgent.model(), plan)
-                        .identity(ScriptedAgent.IDENTITY).listener(this::onEvent).build();
+                Engine engine = Engine.builder(ScriptedAgent.model(), plan)
+                        .identity(ScriptedAgent.IDENTITY).listener(this::onEvent).open(client);
                 Run run = engine.start(runId, ScriptedAgent.DEFINITION, "Keep a ledger of four turns.");
                 int turns = inFlight ? 1 : 2;
                 for (int i = 0; i < turns; i++) {
@@ -152,9 +149,8 @@ public final class DemoHost {
                 return 0;
             }
             case "import" -> {
-                Authority announcing = new Announcing(authority);
-                Engine engine = Engine.builder(announcing, ScriptedAgent.model(), plan)
-                        .identity(ScriptedAgent.IDENTITY).listener(this::onEvent).build();
+                Engine engine = Engine.builder(ScriptedAgent.model(), plan).decorate(Announcing::new)
+                        .identity(ScriptedAgent.IDENTITY).listener(this::onEvent).open(client);
                 byte[] envelope = Files.readAllBytes(envelopeFile);
                 Run run;
                 try {
@@ -174,7 +170,7 @@ public final class DemoHost {
                     run.runTurn();
                 }
                 run.complete(); // the COMPLETED tombstone's envelope: inspectable, never resumable
-                client.closeSession(session);
+                engine.close(); // and its session
                 return 0;
             }
             default -> throw new IllegalArgumentException("unknown role " + role);

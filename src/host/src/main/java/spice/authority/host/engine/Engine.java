@@ -30,15 +30,19 @@ import spice.authority.snapshot.plan.PlanIdentities;
  * RFC's order.
  *
  * <pre>{@code
- * Engine engine = Engine.builder(Authority.of(client, session), model, plans)
- *         .identity(EngineIdentity.generated("my-agent/v3", List.of("provider:my-agent@3.1.0")))
- *         .build();
- * Run run = engine.start("run-1", new Definition("agent", "model-x", 8), "hello");
- * run.runTurn();
- * byte[] envelope = run.suspend();       // store it; the process may die now
- * // later, in another process, once this one is dead:
- * Run again = otherEngine.importRun(envelope);   // continues at last_sequence + 1
+ * try (HostStore store = HostStore.open(HostStore.defaultPath("my-agent"));   // spice-authority-host-store
+ *      Engine engine = Engine.builder(model, plans)
+ *              .identity(EngineIdentity.generated("my-agent/v3", List.of("provider:my-agent@3.1.0")))
+ *              .recorder(store)
+ *              .open(AuthorityClient.onDefaultSocket())) {
+ *     store.recover(engine);                 // after a crash: every suspended run resumed, once
+ *     Run run = engine.start("run-1", new Definition("agent", "model-x", 8), "hello");
+ *     run.runTurn();
+ *     run.suspend();                         // the envelope is in the store; the process may die now
+ * }
  * }</pre>
+ * Without a store, {@link Run#suspend()} returns the envelope for the host to keep, and
+ * {@link #importRun(byte[])} takes it in another process once this one is dead.
  *
  * <p>Guarantees (the host rules of RFC 0007 and wire-format.md e.7 and f):
  * <ul>
@@ -121,6 +125,7 @@ public final class Engine implements AutoCloseable {
         private int logCapacity = 4096;
         private final List<EventListener> listeners = new CopyOnWriteArrayList<>();
         private Recorder recorder = Recorder.NONE;
+        private java.util.function.UnaryOperator<Authority> decorator = a -> a;
 
         private Builder(Authority authority, Model model, ToolPlanSource plans) {
             this.authority = authority;
@@ -158,6 +163,15 @@ public final class Engine implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Wraps the authority {@link #open} builds (for example a {@link ForwardingAuthority} that
+         * reports or times calls); the engine still checks every answer it passes on.
+         */
+        public Builder decorate(java.util.function.UnaryOperator<Authority> decorator) {
+            this.decorator = Objects.requireNonNull(decorator, "decorator");
+            return this;
+        }
+
         /** The engine on the {@link Authority} given to {@link Engine#builder(Authority, Model, ToolPlanSource)}. */
         public Engine build() {
             if (authority == null) {
@@ -176,7 +190,18 @@ public final class Engine implements AutoCloseable {
                 throw new IllegalStateException("this builder has an authority already: use build()");
             }
             spice.authority.host.Session session = client.openSession();
-            return new Engine(this, Authority.of(client, session), () -> client.closeSession(session));
+            Authority decorated;
+            try {
+                decorated = Objects.requireNonNull(decorator.apply(Authorities.of(client, session)), "decorated authority");
+            } catch (RuntimeException e) {
+                try {
+                    client.closeSession(session);
+                } catch (IOException closing) {
+                    e.addSuppressed(closing);
+                }
+                throw e;
+            }
+            return new Engine(this, decorated, () -> client.closeSession(session));
         }
     }
 
@@ -271,12 +296,13 @@ public final class Engine implements AutoCloseable {
                 authority.start(runId);
                 helperStarted = true;
             } catch (IOException e) {
-                if (Authority.outcomeUnknown(e)) {
+                if (Authorities.outcomeUnknown(e)) {
                     // The answer was lost: the run may be ACTIVE with this session's lease. The run ID is
                     // reserved in this engine, and the session is the engine's alone, so a lease the
                     // helper releases for this session proves the start took effect.
+                    HandBack back = handBack(runId, "start");
                     throw new AuthorityFailedException("the helper's answer to the start of run " + runId + " was lost"
-                            + handBack(runId, "start"), e);
+                            + back.text(), e, Authorities.outcomeUnknown(e), back.outcome());
                 }
                 throw new AuthorityFailedException("the helper did not start run " + runId, e);
             }
@@ -316,28 +342,18 @@ public final class Engine implements AutoCloseable {
         return true;
     }
 
-    /** What handing a lease back came to. */
-    private enum Released {
-        /** The helper released this session's lease of the run. */
-        YES,
-        /** The helper answered that this session holds no lease of the run (now). */
-        NOT_HELD,
-        /** Unknown: the helper could not be asked, or its answer was lost or unexpected. */
-        UNKNOWN
-    }
-
     /**
      * Hands this session's lease of {@code runId} back to the helper (where it holds none, or the
      * helper cannot be asked, the session's end releases any).
      */
-    private Released release(String runId) {
+    private LeaseHandBack release(String runId) {
         try {
             CleanUp.uninterrupted(() -> authority.release(runId));
-            return Released.YES;
+            return LeaseHandBack.HANDED_BACK;
         } catch (HelperProblem.StateConflict notHeld) {
-            return Released.NOT_HELD;
+            return LeaseHandBack.NOT_HELD;
         } catch (IOException unknown) {
-            return Released.UNKNOWN;
+            return LeaseHandBack.UNKNOWN;
         }
     }
 
@@ -349,7 +365,8 @@ public final class Engine implements AutoCloseable {
      */
     String handBackAfterLostResume(String runId) {
         return switch (release(runId)) {
-            case YES -> "; its lease was handed back: 'spice-authority runs show " + runId + "' tells whether the "
+            case NONE -> "";
+            case HANDED_BACK -> "; its lease was handed back: 'spice-authority runs show " + runId + "' tells whether the "
                     + "resume took effect (ACTIVE with no owner: 'spice-authority runs abandon " + runId + "' ends it) "
                     + "or not (SUSPENDED: the envelope imports in another process)";
             case NOT_HELD -> "; this session held no lease of it when asked";
@@ -361,7 +378,8 @@ public final class Engine implements AutoCloseable {
     /** Hands back the lease of a run the closing engine will not run; says what came of it. */
     private String releaseAfterClose(String runId) {
         return switch (release(runId)) {
-            case YES -> "its lease was released";
+            case NONE -> "";
+            case HANDED_BACK -> "its lease was released";
             case NOT_HELD -> "this session held no lease of it";
             case UNKNOWN -> "releasing its lease failed; the session's end releases it";
         };
@@ -372,15 +390,21 @@ public final class Engine implements AutoCloseable {
      * (a start, an activate): hands the lease back, so that the run does not stay owned, and so not
      * abandonable, until the session ends; says what came of it.
      */
-    private String handBack(String runId, String call) {
-        return switch (release(runId)) {
-            case YES -> "; the " + call + " had taken effect: its lease was handed back, so the run is ACTIVE with no "
+    /** A hand-back and its words for the caller's message. */
+    record HandBack(LeaseHandBack outcome, String text) {
+    }
+
+    private HandBack handBack(String runId, String call) {
+        LeaseHandBack r = release(runId);
+        return new HandBack(r, switch (r) {
+            case NONE -> "";
+            case HANDED_BACK -> "; the " + call + " had taken effect: its lease was handed back, so the run is ACTIVE with no "
                     + "owner ('spice-authority runs abandon " + runId + "' ends it)";
             case NOT_HELD -> "; this session held no lease of it when asked (a " + call + " still being carried out "
                     + "at the helper keeps its lease until this session ends)";
             case UNKNOWN -> "; whether this session holds its lease is unknown (the release failed); the session's end "
                     + "releases any";
-        };
+        });
     }
 
     private synchronized void reserveRunId(String runId, String what) throws EngineException {
@@ -456,7 +480,7 @@ public final class Engine implements AutoCloseable {
                 tx = authority.prepareImport(envelopeBytes);
             } catch (IOException lost) {
                 // Not when the caller interrupted the thread: it asked for the import to stop.
-                if (!Authority.outcomeUnknown(lost) || Thread.currentThread().isInterrupted()) {
+                if (!Authorities.outcomeUnknown(lost) || Thread.currentThread().isInterrupted()) {
                     throw lost;
                 }
                 // Prepare writes nothing durable, and the helper answers its session preparing the
@@ -469,7 +493,7 @@ public final class Engine implements AutoCloseable {
             // When an answer was lost (the first or the repeated one's), the helper may still hold the
             // run's import lock for this session (busy to others) until the session ends.
             throw new ImportRefusedException(ImportRefusedException.Reason.AUTHORITY_REFUSED,
-                    (firstLost || Authority.outcomeUnknown(e)
+                    (firstLost || Authorities.outcomeUnknown(e)
                             ? "the helper's answer to the import of run " + runId + " was lost (nothing durable was written; "
                                     + "it may hold the prepared import until this session ends): "
                             : "the helper refused to import run " + runId + ": ") + e.getMessage(), e);
@@ -504,7 +528,7 @@ public final class Engine implements AutoCloseable {
             authority.consume(tx);
         } catch (IOException e) {
             lease.release();
-            if (Authority.outcomeUnknown(e)) {
+            if (Authorities.outcomeUnknown(e)) {
                 // The run ID stays reserved: the run may be IMPORTING for this engine.
                 abortQuietly(tx, e);
                 throw new ImportUncertainException(runId, "consume of run " + runId + " is uncertain: " + e.getMessage()
@@ -545,10 +569,10 @@ public final class Engine implements AutoCloseable {
             abortQuietly(tx, e);
             // An activate that took effect left the run ACTIVE with this session's lease (the abort is
             // then refused): hand it back, so the run can be abandoned before the session ends.
+            HandBack back = handBack(runId, "activate");
             throw new ImportUncertainException(runId, "activate of run " + runId + " failed after consume ("
                     + e.getMessage() + "); the committed run was stopped and joined, and is not retried"
-                    + handBack(runId, "activate"),
-                    e);
+                    + back.text(), e, back.outcome());
         }
         if (!run.activated()) {
             // The engine closed (and stopped the run) while the helper activated it: hand it back.

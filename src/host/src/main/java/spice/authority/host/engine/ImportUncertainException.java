@@ -11,10 +11,21 @@ import java.io.IOException;
 public final class ImportUncertainException extends EngineException {
     private static final long serialVersionUID = 1L;
     private final String runId;
+    private final LeaseHandBack leaseHandBack;
 
     ImportUncertainException(String runId, String message, IOException cause) {
+        this(runId, message, cause, LeaseHandBack.NONE);
+    }
+
+    ImportUncertainException(String runId, String message, IOException cause, LeaseHandBack leaseHandBack) {
         super(message, cause);
         this.runId = runId;
+        this.leaseHandBack = leaseHandBack;
+    }
+
+    /** Whether the engine handed back a lease the activate may have taken, and what came of it. */
+    public LeaseHandBack leaseHandBack() {
+        return leaseHandBack;
     }
 
     public String runId() {

@@ -546,7 +546,7 @@ public final class Run {
             }
         } catch (IOException | PayloadRejectedException e) {
             if (e instanceof IOException io && pendingPayload != null) {
-                pendingMayHaveTakenEffect = Authority.outcomeUnknown(io);
+                pendingMayHaveTakenEffect = Authorities.outcomeUnknown(io);
             }
             why = why + " (and the helper was not told: " + e.getMessage() + ")";
         } catch (Error e) {
@@ -611,8 +611,8 @@ public final class Run {
             try {
                 envelope = engine.authority().sign(runId, payload);
             } catch (IOException e) {
-                if (!Authority.outcomeUnknown(e)) {
-                    if (!Authority.leaseLost(e)) {
+                if (!Authorities.outcomeUnknown(e)) {
+                    if (!Authorities.leaseLost(e)) {
                         // Provably nothing written, and no sign that the lease is gone: it goes on as before.
                         throw new AuthorityFailedException("the helper did not sign run " + runId, e);
                     }
@@ -686,7 +686,7 @@ public final class Run {
                     envelope = engine.authority().sign(runId, pendingPayload);
                 } catch (IOException e) {
                     if (status == LifecycleStatus.SUSPENDED || !pendingMayHaveTakenEffect) {
-                        pendingMayHaveTakenEffect |= Authority.outcomeUnknown(e);
+                        pendingMayHaveTakenEffect |= Authorities.outcomeUnknown(e);
                         throw new AuthorityFailedException("the helper did not sign run " + runId, e);
                     }
                     // A terminal whose first sign may have been written: the helper refuses a repeat
@@ -732,7 +732,7 @@ public final class Run {
                     throw e;
                 }
             } catch (IOException e) {
-                if (!Authority.outcomeUnknown(e)) {
+                if (!Authorities.outcomeUnknown(e)) {
                     throw new AuthorityFailedException("the helper did not resume run " + runId, e);
                 }
                 // The answer was lost: ACTIVE at the next generation may be durable (the envelope no
@@ -795,7 +795,7 @@ public final class Run {
             } catch (IOException e) {
                 pendingPayload = payload; // export() asks again with the identical payload
                 pendingSequence = seq;
-                pendingMayHaveTakenEffect = Authority.outcomeUnknown(e);
+                pendingMayHaveTakenEffect = Authorities.outcomeUnknown(e);
                 throw new AuthorityFailedException("the helper did not sign the end of run " + runId, e);
             } catch (Error e) {
                 // As in suspend(): the request may have reached the helper.

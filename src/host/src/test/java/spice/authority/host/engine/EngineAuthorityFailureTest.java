@@ -131,7 +131,7 @@ class EngineAuthorityFailureTest {
     /** The client's Authority on the helper at {@code sock}, with a session of its own. */
     private static Authority authorityOf(Path sock) throws IOException {
         AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
-        return Authority.of(client, client.openSession());
+        return Authorities.of(client, client.openSession());
     }
 
     private static Engine engine(Authority authority, Path ledger) {
@@ -342,9 +342,9 @@ class EngineAuthorityFailureTest {
                 history.toString()).getBytes(StandardCharsets.UTF_8);
         byte[] env = Envelopes.unsigned(Snapshot.decode(payload)).seal(CLAIM).toBinary();
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
-        Authority.requireEnvelopeOf("run-1", payload, env); // warm-up
+        Authorities.requireEnvelopeOf("run-1", payload, env); // warm-up
         long before = threads.getThreadAllocatedBytes(Thread.currentThread().threadId());
-        assertThat(Authority.requireEnvelopeOf("run-1", payload, env)).isSameAs(env);
+        assertThat(Authorities.requireEnvelopeOf("run-1", payload, env)).isSameAs(env);
         long allocated = threads.getThreadAllocatedBytes(Thread.currentThread().threadId()) - before;
         assertThat(allocated).as("bytes allocated checking an envelope of " + payload.length + " bytes").isLessThan(1_000_000);
     }
@@ -354,13 +354,13 @@ class EngineAuthorityFailureTest {
     void requireEnvelopeOf_onlyThisPayloadsEnvelope() throws Exception {
         byte[] payload = MINIMAL.getBytes(StandardCharsets.UTF_8);
         byte[] env = Envelopes.unsigned(Snapshot.decode(payload)).seal(CLAIM).toBinary();
-        assertThat(Authority.requireEnvelopeOf("run-1", payload, env)).isSameAs(env);
+        assertThat(Authorities.requireEnvelopeOf("run-1", payload, env)).isSameAs(env);
         byte[] later = new String(payload, StandardCharsets.UTF_8).replace("\"last_sequence\":7", "\"last_sequence\":9")
                 .getBytes(StandardCharsets.UTF_8);
-        assertThatThrownBy(() -> Authority.requireEnvelopeOf("run-1", later, env)).isInstanceOf(HelperProtocolError.class)
+        assertThatThrownBy(() -> Authorities.requireEnvelopeOf("run-1", later, env)).isInstanceOf(HelperProtocolError.class)
                 .hasMessageContaining("not the envelope of the payload sent");
-        assertThatThrownBy(() -> Authority.requireEnvelopeOf("run-2", payload, env)).isInstanceOf(HelperProtocolError.class);
-        assertThatThrownBy(() -> Authority.requireEnvelopeOf("run-1", payload, new byte[] {1, 2, 3}))
+        assertThatThrownBy(() -> Authorities.requireEnvelopeOf("run-2", payload, env)).isInstanceOf(HelperProtocolError.class);
+        assertThatThrownBy(() -> Authorities.requireEnvelopeOf("run-1", payload, new byte[] {1, 2, 3}))
                 .isInstanceOf(HelperProtocolError.class).hasMessageContaining("not an envelope");
     }
 
@@ -378,7 +378,7 @@ class EngineAuthorityFailureTest {
                 : helper(r))) {
             AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock))
                     .retry(new RetryPolicy(4, java.time.Duration.ofMillis(1), java.time.Duration.ofMillis(2))).build();
-            Engine engine = Engine.builder(Authority.of(client, client.openSession()), ScriptedAgent.model(),
+            Engine engine = Engine.builder(Authorities.of(client, client.openSession()), ScriptedAgent.model(),
                     StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(ledger, null))))
                     .identity(ScriptedAgent.IDENTITY).build();
             Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
@@ -806,7 +806,7 @@ class EngineAuthorityFailureTest {
         Path sock = tmp.resolve("h.sock");
         try (FakeHelper h = FakeHelper.unix(sock, except("POST /v1/runs", new byte[0]))) {
             AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
-            Authority failingRelease = new ForwardingAuthority(Authority.of(client, client.openSession())) {
+            Authority failingRelease = new ForwardingAuthority(Authorities.of(client, client.openSession())) {
                 @Override
                 public void release(String runId) {
                     throw new IllegalStateException("a decorator's bug");
@@ -873,7 +873,7 @@ class EngineAuthorityFailureTest {
                 List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(tmp.resolve("ledger-b"), null)));
         try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
             AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
-            Engine b = Engine.builder(Authority.of(client, client.openSession()), ScriptedAgent.model(), plan)
+            Engine b = Engine.builder(Authorities.of(client, client.openSession()), ScriptedAgent.model(), plan)
                     .identity(ScriptedAgent.IDENTITY).build();
             if (!accepted) {
                 assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOfSatisfying(ImportRefusedException.class, e -> {

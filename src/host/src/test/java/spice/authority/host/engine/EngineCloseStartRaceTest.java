@@ -40,7 +40,7 @@ class EngineCloseStartRaceTest {
         CountDownLatch closed = new CountDownLatch(1);
         try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
             AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
-            Authority blocking = new ForwardingAuthority(Authority.of(client, client.openSession())) {
+            Authority blocking = new ForwardingAuthority(Authorities.of(client, client.openSession())) {
                 @Override
                 public void start(String runId) throws IOException {
                     super.start(runId); // the helper's lease is taken

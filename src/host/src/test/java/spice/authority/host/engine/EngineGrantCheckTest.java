@@ -27,7 +27,7 @@ import spice.authority.host.demo.ScriptedAgent;
 class EngineGrantCheckTest {
     private static Engine engine(Path sock, Path ledger) throws IOException {
         AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
-        return Engine.builder(Authority.of(client, client.openSession()), ScriptedAgent.model(),
+        return Engine.builder(Authorities.of(client, client.openSession()), ScriptedAgent.model(),
                 StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(),
                         ScriptedAgent.appendLedger(ledger, null))))
                 .identity(ScriptedAgent.IDENTITY).build();
@@ -56,6 +56,8 @@ class EngineGrantCheckTest {
                         .isInstanceOfSatisfying(AuthorityFailedException.class, e -> {
                             assertThat(e.uncertain()).isTrue();
                             assertThat(e.getMessage()).contains("grant");
+                            // Typed: the fake helper released the lease it was asked to hand back.
+                            assertThat(e.leaseHandBack()).isEqualTo(LeaseHandBack.HANDED_BACK);
                         });
                 assertThat(engine.run("run-1")).as(f.getKey()).isNull();
                 assertThat(lines(ledger)).as(f.getKey()).isEmpty();

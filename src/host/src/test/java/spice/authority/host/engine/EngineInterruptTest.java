@@ -54,7 +54,7 @@ class EngineInterruptTest {
             int port = ((InetSocketAddress) s.getLocalAddress()).getPort();
             AuthorityClient tcp = AuthorityClient.builder(new HelperEndpoint.Tcp(InetAddress.getLoopbackAddress(), port, tokenFile))
                     .retry(RetryPolicy.NONE).timeouts(Duration.ofSeconds(3), Duration.ofSeconds(5)).build();
-            Engine engine = Engine.builder(Authority.of(tcp, session), ScriptedAgent.model(),
+            Engine engine = Engine.builder(Authorities.of(tcp, session), ScriptedAgent.model(),
                     StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes())))
                     .identity(ScriptedAgent.IDENTITY).build();
 
@@ -106,7 +106,7 @@ class EngineInterruptTest {
             return EngineAuthorityFailureTest.helper(r);
         })) {
             AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
-            Engine engine = Engine.builder(Authority.of(client, client.openSession()), ScriptedAgent.model(),
+            Engine engine = Engine.builder(Authorities.of(client, client.openSession()), ScriptedAgent.model(),
                     StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes())))
                     .identity(ScriptedAgent.IDENTITY).build();
             int before = h.requests().size();
@@ -156,7 +156,7 @@ class EngineInterruptTest {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("the tool was interrupted");
             });
-            Engine a = Engine.builder(Authority.of(c, c.openSession()), ScriptedAgent.model(),
+            Engine a = Engine.builder(Authorities.of(c, c.openSession()), ScriptedAgent.model(),
                     StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(), interrupted)))
                     .identity(ScriptedAgent.IDENTITY).build();
             Run run = a.start("run-1", ScriptedAgent.DEFINITION, "hello");
@@ -185,7 +185,7 @@ class EngineInterruptTest {
                 Thread.currentThread().interrupt();
                 throw new java.io.InterruptedIOException("the model call was interrupted");
             };
-            Engine a = Engine.builder(Authority.of(c, c.openSession()), interruptedModel,
+            Engine a = Engine.builder(Authorities.of(c, c.openSession()), interruptedModel,
                     StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(),
                             ScriptedAgent.appendLedger(tmp.resolve("l"), null))))
                     .identity(ScriptedAgent.IDENTITY).build();
@@ -208,7 +208,7 @@ class EngineInterruptTest {
         byte[] envelope;
         try (FakeHelper h = FakeHelper.unix(sock, EngineAuthorityFailureTest::helper)) {
             AuthorityClient c = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
-            Engine a = Engine.builder(Authority.of(c, c.openSession()), ScriptedAgent.model(),
+            Engine a = Engine.builder(Authorities.of(c, c.openSession()), ScriptedAgent.model(),
                     StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(tmp.resolve("l"), null))))
                     .identity(ScriptedAgent.IDENTITY).build();
             Run first = a.start("run-x", ScriptedAgent.DEFINITION, "hello");
@@ -223,7 +223,7 @@ class EngineInterruptTest {
                     .retry(new RetryPolicy(3, Duration.ofSeconds(30), Duration.ofSeconds(30))).build();
             StaticToolPlan plan = StaticToolPlan.named(ScriptedAgent.PLAN_ID,
                     List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(tmp.resolve("l2"), null)));
-            Engine b = Engine.builder(Authority.of(tcp, tcp.openSession()), ScriptedAgent.model(), plan)
+            Engine b = Engine.builder(Authorities.of(tcp, tcp.openSession()), ScriptedAgent.model(), plan)
                     .identity(ScriptedAgent.IDENTITY).build();
             AtomicReference<Throwable> failure = new AtomicReference<>();
             Thread t = Thread.ofPlatform().start(() -> {
