@@ -9,6 +9,10 @@
 //   on `uncertain`, never after a request may have arrived without an answer.
 // - SECURITY: no message, toString or inspect output shows a session id or a token.
 // - Run IDs that break the one run-ID rule are refused here (TypeError), before anything is sent.
+//
+// Every method takes a last `options` argument: `signal` (an AbortSignal: an abort before the
+// request was sent is HelperInterrupted, nothing done; after, the outcome is unknown) and
+// `onAnswer(status, body)` (called with every answer the helper gave, e.g. for metrics or tests).
 
 import { inspect } from 'node:util';
 import { HelperInterrupted, HelperProblem, HelperProtocolError, HelperUnreachable, problemOf } from './errors.js';
@@ -245,6 +249,7 @@ export class AuthorityClient {
       let retryAfterMs = null;
       try {
         const r = await this.#http.send({ method, target, headers, body, signal, maxBody: signing ? MAX_ENVELOPE_BYTES : undefined });
+        options.onAnswer?.(r.status, r.body);
         if (r.status >= 200 && r.status < 300) return r.body;
         throw this.#problem(r, session, signing);
       } catch (e) {

@@ -2,7 +2,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { kitJson } from './kit.js';
+import { kitJson } from '../testing/kit.js';
 import {
   parseEnvelope, macInput, lengthPrefixed, validatePayload, toolFingerprint, staticToolPlanId, planFingerprint,
   planIdentity, planMatches, endpointProofMac, verifyEndpointProof, ToolDefinition,
