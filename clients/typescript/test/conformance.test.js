@@ -12,7 +12,10 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import fs from 'node:fs';
 import { KIT } from '../testing/kit.js';
-import { Executor, loadScenarios, runScenario, startHelper } from '../testing/conformance.js';
+import { Executor, endpointOf, loadScenarios, runScenario, startHelper } from '../testing/conformance.js';
+import {
+  AuthorityClient, ImportRefused, ToolDefinition, importRun, planMatches, parseEnvelope,
+} from '../index.js';
 
 const CONFORMANCE = path.join(KIT, 'conformance');
 const env = process.env;
@@ -58,5 +61,45 @@ for (const target of targets ?? []) {
     }
     t.diagnostic(`${scenarios.length - failures.length} passed, ${failures.length} failed`);
     assert.deepEqual(failures, []);
+
+    await t.test('importRun end to end: a refused plan aborts (the run stays importable), a matching plan imports', async () => {
+      const client = new AuthorityClient(endpointOf(endpoint));
+      const runId = `${Math.random().toString(16).slice(2, 10)}-import-run`;
+      const payload = fs.readFileSync(path.join(CONFORMANCE, 'payloads', 'suspended-turn-1.json'), 'latin1').split('${run}').join(runId);
+      const a = await client.openSession();
+      const b = await client.openSession();
+      try {
+        await client.start(a, runId);
+        const envelope = await client.sign(a, runId, Buffer.from(payload, 'latin1'));
+        assert.equal(parseEnvelope(envelope).runId, runId);
+        await client.release(a, runId);
+        // The corpus plan: compatibility tests:v1, plan generation-1, the one tool "read".
+        const read = new ToolDefinition({ name: 'read', description: 'Read a fixture.', inputSchema: '{}', effect: 'read_only', replaySafety: 'safe', capabilities: ['filesystem.read'] });
+        const log = [];
+        const refusing = {
+          checkPlan: (snapshot) => { if (!planMatches(snapshot.planIdentity, [])) throw new Error('the leased plan differs from the recorded one'); },
+          commit: () => log.push('commit'),
+          stop: () => log.push('stop'),
+        };
+        await assert.rejects(importRun({ client, session: b, envelope, ...refusing }), (e) => e instanceof ImportRefused && e.reason === 'PLAN_REFUSED');
+        assert.deepEqual(log, []);
+        const after = await client.run(runId);
+        assert.equal(after.phase, 'SUSPENDED');
+        assert.equal(after.owned, false);
+        const r = await importRun({
+          client, session: b, envelope,
+          checkPlan: (snapshot) => { if (!planMatches(snapshot.planIdentity, [read])) throw new Error('plan changed'); },
+          commit: (snapshot, tx) => ({ runId: snapshot.runId, next: tx.nextSequence }),
+          stop: () => { throw new Error('not reached'); },
+        });
+        assert.equal(r.view.phase, 'ACTIVE');
+        assert.equal(r.view.runGeneration, 2n);
+        assert.equal(r.run.next, 8n);
+        await client.release(b, runId);
+      } finally {
+        await client.closeSession(a).catch(() => {});
+        await client.closeSession(b).catch(() => {});
+      }
+    });
   });
 }
