@@ -379,22 +379,27 @@ def _check(st: _State, step: dict[str, Any], call: dict[str, Any], out: dict[str
 class Helper:
     """A packaged helper (``java -jar quarkus-run.jar serve``) in a temporary directory; a context manager."""
 
-    def __init__(self, jar: str, java: str | None = None, startup_timeout: float = 60.0) -> None:
+    def __init__(self, jar: str, java: str | None = None, startup_timeout: float = 60.0, tcp: bool = False) -> None:
         self.jar = jar
         self.java = java or _java()
         self.startup_timeout = startup_timeout
+        self.tcp = tcp
         self.dir = ""
         self.socket = ""
+        self.token_file = ""
+        self.port = 0
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> "Helper":
         self.dir = tempfile.mkdtemp(prefix="spice-conf-")
         os.chmod(self.dir, 0o700)
         self.socket = os.path.join(self.dir, "endpoint", "authority.sock")
+        self.token_file = os.path.join(self.dir, "endpoint", "token")
+        where = ["--listen", "127.0.0.1:0", "--token-file", self.token_file] if self.tcp else ["--socket", self.socket]
         log = open(os.path.join(self.dir, "serve.log"), "wb")
         try:
             self.proc = subprocess.Popen([self.java, "-jar", self.jar, "serve", "--authority-dir",
-                                          os.path.join(self.dir, "authority"), "--socket", self.socket],
+                                          os.path.join(self.dir, "authority"), *where],
                                          stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         finally:
             log.close()
@@ -420,7 +425,12 @@ class Helper:
             return ""
 
     def _listening(self) -> bool:
-        return any(line.startswith("listening on") for line in self.log().splitlines())
+        for line in self.log().splitlines():
+            if line.startswith("listening on"):
+                if self.tcp:
+                    self.port = int(line.rsplit(":", 1)[1])
+                return True
+        return False
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -1,0 +1,182 @@
+"""Against the real, packaged helper: every conformance scenario, the README's flow, the import order,
+loopback TCP with the endpoint proof, and the same rule IDs as ``spice-authority snapshot validate``.
+
+The helper is the one at ``$SPICE_AUTHORITY_SOCKET`` (``clients/run-suites.sh`` starts it), else one
+this module starts from ``src/app/target/quarkus-app/quarkus-run.jar`` (or ``$SPICE_AUTHORITY_JAR``).
+Without either the tests are skipped, unless ``SPICE_AUTHORITY_REQUIRE_HELPER=1`` (the Maven build
+sets it), where that is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import unittest
+from pathlib import Path
+from typing import Any
+
+from spice_authority import errors as E
+from spice_authority import plan as PL
+from spice_authority.client import AuthorityClient, RetryPolicy
+from spice_authority.conformance import Helper, _java, load_scenarios, run_scenario
+from spice_authority.importer import ImportRefused
+
+REPO = Path(__file__).resolve().parents[3]
+KIT = Path(os.environ.get("SPICE_SPEC_DIR", REPO / "spec-kit"))
+JAR = Path(os.environ.get("SPICE_AUTHORITY_JAR", REPO / "src/app/target/quarkus-app/quarkus-run.jar"))
+REQUIRED = os.environ.get("SPICE_AUTHORITY_REQUIRE_HELPER") == "1"
+
+_helper: Helper | None = None
+SOCKET = os.environ.get("SPICE_AUTHORITY_SOCKET", "")
+
+
+def setUpModule() -> None:
+    global _helper, SOCKET
+    if SOCKET:
+        return
+    if not JAR.is_file():
+        if REQUIRED:
+            raise RuntimeError(f"no packaged helper at {JAR} and no SPICE_AUTHORITY_SOCKET (build src/app first)")
+        raise unittest.SkipTest(f"no packaged helper at {JAR}")
+    _helper = Helper(str(JAR)).__enter__()
+    SOCKET = _helper.socket
+
+
+def tearDownModule() -> None:
+    if _helper is not None:
+        _helper.__exit__(None, None, None)
+
+
+def corpus(name: str) -> bytes:
+    return (KIT / "payload-corpus/public" / name).read_bytes()
+
+
+def payload_for(run_id: str, name: str = "valid-01-minimal-suspended.json") -> bytes:
+    return corpus(name).replace(b'"run_id":"run-1"', b'"run_id":"' + run_id.encode() + b'"')
+
+
+_counter = [0]
+
+
+def fresh(prefix: str) -> str:
+    _counter[0] += 1
+    return f"py-{os.getpid()}-{prefix}-{_counter[0]}"
+
+
+class ConformanceTest(unittest.TestCase):
+    def test_every_scenario_passes(self) -> None:
+        scenarios = load_scenarios(KIT / "conformance")
+        self.assertGreaterEqual(len(scenarios), 10)
+        for file, scenario in scenarios:
+            with self.subTest(file):
+                r = run_scenario(SOCKET, KIT / "conformance", scenario)
+                self.assertTrue(r.passed, f"{r.name}: {r.message}")
+
+
+class ClientFlowTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.client = AuthorityClient.on_socket(SOCKET, retry=RetryPolicy(1, 0.0, 0.0))
+        self.a = self.client.open_session()
+        self.b = self.client.open_session()
+
+    def tearDown(self) -> None:
+        for s in (self.a, self.b):
+            try:
+                self.client.close_session(s)
+            except E.HelperError:
+                pass
+
+    def test_the_readme_flow(self) -> None:
+        c, run = self.client, fresh("readme")
+        self.assertEqual(c.start(self.a, run).phase, "ACTIVE")
+        envelope = c.sign(self.a, run, payload_for(run))
+        self.assertEqual(c.inspect(envelope)["checks"]["structure"], "ok")
+        with self.assertRaises(E.Busy):
+            c.prepare_import(self.a, envelope)
+        c.release(self.a, run)
+        tx = c.prepare_import(self.a, envelope)
+        self.assertEqual((tx.run_id, tx.last_sequence, tx.next_sequence), (run, 7, 8))
+        self.assertEqual(c.consume(self.a, tx).phase, "IMPORTING")
+        v = c.activate(self.a, tx)
+        self.assertEqual((v.phase, v.run_generation, v.owned), ("ACTIVE", 2, True))
+        with self.assertRaises(E.VerificationFailed):
+            c.prepare_import(self.a, envelope)
+        self.assertEqual(c.authority().state, "open")
+        self.assertIn(run, [r.run_id for r in c.runs()])
+
+    def test_import_order_with_the_plan_check(self) -> None:
+        c, run = self.client, fresh("order")
+        c.start(self.a, run)
+        envelope = c.sign(self.a, run, payload_for(run))
+        c.release(self.a, run)
+        read = PL.ToolDefinition("read", "Read a fixture.", b"{}", "read_only", "safe", ("filesystem.read",))
+        wrong = PL.ToolDefinition("read", "Read another fixture.", b"{}", "read_only", "safe", ("filesystem.read",))
+        # A changed plan: refused before consume; the run stays SUSPENDED and importable.
+        with self.assertRaises(ImportRefused) as cm:
+            with c.import_run(self.b, envelope, check_plan=lambda s, tx: PL.matches(s.plan_identity, [wrong])):
+                self.fail("the body must not run")
+        self.assertEqual(cm.exception.reason, "PLAN_REFUSED")
+        after = c.run(run)
+        self.assertEqual((after.phase, after.owned), ("SUSPENDED", False))
+        events: list[str] = []
+        with c.import_run(self.b, envelope, check_plan=lambda s, tx: PL.matches(s.plan_identity, [read]),
+                          commit=lambda s, tx: events.append(f"commit at {tx.next_sequence}") or "run",
+                          stop=lambda h: events.append("stop")) as imported:
+            self.assertEqual((imported.run.phase, imported.run.run_generation, imported.run.owned), ("ACTIVE", 2, True))
+            self.assertEqual(imported.next_sequence, 8)
+        self.assertEqual(events, ["commit at 8"])
+        self.assertTrue(c.run(run).owned)
+        c.release(self.b, run)
+
+    def test_lost_envelope_is_had_again(self) -> None:
+        c, run = self.client, fresh("again")
+        c.start(self.a, run)
+        first = c.sign(self.a, run, payload_for(run))
+        self.assertEqual(c.sign(self.b, run, payload_for(run)), first)
+        with self.assertRaises(E.InvalidSnapshot) as cm:
+            c.sign(self.a, run, payload_for(run).replace(b',"history"', b', "history"'))
+        self.assertEqual((cm.exception.status, cm.exception.rule), (422, "P-CANONICAL"))
+        c.release(self.a, run)
+
+    def test_bad_run_id_is_refused_here(self) -> None:
+        with self.assertRaises(ValueError):
+            self.client.start(self.a, "x" * 97)
+
+
+@unittest.skipUnless(JAR.is_file(), "needs the packaged helper's jar")
+class TcpAndCliTest(unittest.TestCase):
+    def test_loopback_tcp_with_the_endpoint_proof(self) -> None:
+        with Helper(str(JAR), tcp=True) as h:
+            c = AuthorityClient.on_tcp("127.0.0.1", h.port, h.token_file)
+            s = c.open_session()
+            run = fresh("tcp")
+            self.assertEqual(c.start(s, run).owned, True)
+            self.assertEqual(c.authority().endpoint, f"http://127.0.0.1:{h.port}")
+            c.close_session(s)
+            # A wrong token file: the real helper's proof does not verify under it; nothing is sent.
+            other = Path(h.dir, "other")
+            other.mkdir(mode=0o700)
+            (other / "token").write_bytes(b"0" * 64)
+            os.chmod(other / "token", 0o600)
+            with self.assertRaises(E.HelperUntrusted):
+                AuthorityClient.on_tcp("127.0.0.1", h.port, str(other / "token")).authority()
+
+    def test_same_rules_as_snapshot_validate(self) -> None:
+        files = sorted(str(p) for p in (KIT / "payload-corpus/public").glob("*.json") if p.name != "index.json")
+        files += sorted(str(p) for p in (KIT / "conformance/payloads").glob("*.json"))
+        out = subprocess.run([_java(), "-jar", str(JAR), "snapshot", "validate", *files], capture_output=True,
+                             text=True, timeout=120)
+        java: dict[str, Any] = {}
+        for line in out.stdout.splitlines():
+            name, _, rest = line.partition(": ")
+            words = rest.split()
+            java[name] = None if words[0] == "OK" else words[1]
+        from spice_authority.payload import validate
+        self.assertEqual(len(java), len(files))
+        for f in files:
+            with self.subTest(f):
+                self.assertEqual(validate(Path(f).read_bytes()), java[f])
+
+
+if __name__ == "__main__":
+    unittest.main()
