@@ -1,11 +1,14 @@
 // Runs every scenario of spec-kit/conformance/scenarios against a real helper.
 //
-// The helper comes from the environment (the suite runner sets it):
-//   SPICE_AUTHORITY_SOCKET=PATH         a helper already serving on this Unix socket, or
-//   SPICE_AUTHORITY_TCP=127.0.0.1:PORT  with SPICE_AUTHORITY_TOKEN_FILE=FILE: one on loopback TCP, or
-//   SPICE_AUTHORITY_JAR=quarkus-run.jar the runner starts its own helpers from this jar (one on a
-//                                       socket, one on TCP; JAVA_HOME names a JDK 25)
-//   SPICE_AUTHORITY_CONFORMANCE=skip    the runner designates that no helper is available: skipped
+// The helper comes from the environment (clients/run-suites.sh sets SPICE_AUTHORITY_SOCKET and
+// SPICE_AUTHORITY_JAR):
+//   SPICE_AUTHORITY_SOCKET=PATH          a helper serving on this Unix socket;
+//   SPICE_AUTHORITY_TCP=127.0.0.1:PORT   with SPICE_AUTHORITY_TOKEN_FILE=FILE: a helper on loopback TCP;
+//   SPICE_AUTHORITY_JAR=quarkus-run.jar  the runner starts its own helper from this jar for each
+//                                        transport not given above (a socket, and TCP with its token
+//                                        and endpoint proof); JAVA_HOME names a JDK 25.
+//   SPICE_AUTHORITY_CONFORMANCE=skip     the suite runner designates that no helper is available
+//                                        (ignored when SPICE_AUTHORITY_REQUIRE_HELPER=1).
 // With none of them the test fails and says what is missing (it never skips silently).
 import test from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,18 +24,22 @@ const CONFORMANCE = path.join(KIT, 'conformance');
 const env = process.env;
 
 function configured() {
-  if (env.SPICE_AUTHORITY_SOCKET) return [{ label: 'socket', endpoint: { socket: env.SPICE_AUTHORITY_SOCKET } }];
+  const out = [];
+  if (env.SPICE_AUTHORITY_SOCKET) out.push({ label: 'socket', endpoint: { socket: env.SPICE_AUTHORITY_SOCKET } });
   if (env.SPICE_AUTHORITY_TCP) {
     const m = /^(127\.[0-9.]+|\[::1\]):([0-9]+)$/.exec(env.SPICE_AUTHORITY_TCP);
     if (!m || !env.SPICE_AUTHORITY_TOKEN_FILE) return null;
-    return [{ label: 'tcp', endpoint: { host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]), tokenFile: env.SPICE_AUTHORITY_TOKEN_FILE } }];
+    out.push({ label: 'tcp', endpoint: { host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]), tokenFile: env.SPICE_AUTHORITY_TOKEN_FILE } });
   }
-  if (env.SPICE_AUTHORITY_JAR) return [{ label: 'socket', jar: env.SPICE_AUTHORITY_JAR, transport: 'unix' }, { label: 'tcp', jar: env.SPICE_AUTHORITY_JAR, transport: 'tcp' }];
-  return null;
+  if (env.SPICE_AUTHORITY_JAR) {
+    if (!env.SPICE_AUTHORITY_SOCKET) out.push({ label: 'socket (own helper)', jar: env.SPICE_AUTHORITY_JAR, transport: 'unix' });
+    if (!env.SPICE_AUTHORITY_TCP) out.push({ label: 'tcp (own helper)', jar: env.SPICE_AUTHORITY_JAR, transport: 'tcp' });
+  }
+  return out.length ? out : null;
 }
 
 const targets = configured();
-const skip = env.SPICE_AUTHORITY_CONFORMANCE === 'skip' ? 'SPICE_AUTHORITY_CONFORMANCE=skip: the suite runner designated no helper' : false;
+const skip = env.SPICE_AUTHORITY_CONFORMANCE === 'skip' && env.SPICE_AUTHORITY_REQUIRE_HELPER !== '1' ? 'SPICE_AUTHORITY_CONFORMANCE=skip: the suite runner designated no helper' : false;
 
 test('conformance: a helper endpoint is configured', { skip }, () => {
   assert.ok(targets !== null, 'no helper for the conformance scenarios: set SPICE_AUTHORITY_SOCKET (a serving helper\'s socket), '

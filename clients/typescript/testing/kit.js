@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-export const KIT = path.join(ROOT, 'spec-kit');
+/** The repository's spec kit, or SPICE_SPEC_DIR when the suite runner names it. */
+export const KIT = process.env.SPICE_SPEC_DIR || path.join(ROOT, 'spec-kit');
 
 export function kitJson(rel) {
   return JSON.parse(fs.readFileSync(path.join(KIT, rel), 'utf8'));
