@@ -14,6 +14,9 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import fs from 'node:fs';
+import os from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { KIT } from '../testing/kit.js';
 import { Executor, endpointOf, loadScenarios, runScenario, startHelper } from '../testing/conformance.js';
 import {
@@ -21,6 +24,7 @@ import {
 } from '../index.js';
 
 const CONFORMANCE = path.join(KIT, 'conformance');
+const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env = process.env;
 
 function configured() {
@@ -107,6 +111,23 @@ for (const target of targets ?? []) {
         await client.closeSession(a).catch(() => {});
         await client.closeSession(b).catch(() => {});
       }
+    });
+
+    await t.test('the README example, as written', { skip: endpoint.socket ? false : 'the example uses a socket' }, async (tt) => {
+      const readme = fs.readFileSync(path.join(HERE, 'README.md'), 'utf8');
+      const m = /<!-- ts-example:begin -->\n```js\n([\s\S]*?)```\n<!-- ts-example:end -->/.exec(readme);
+      assert.ok(m, 'no example block in README.md');
+      // A run ID of its own (the helper is shared): the only change to the block and the payload.
+      const runId = `${Math.random().toString(16).slice(2, 10)}-readme`;
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spice-ts-readme-'));
+      tt.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+      const code = m[1].split("'run-1'").join(`'${runId}'`).replace("'@spice-authority/client'", `'${pathToFileURL(path.join(HERE, 'index.js'))}'`);
+      fs.writeFileSync(path.join(dir, 'example.mjs'), code);
+      const payload = fs.readFileSync(path.join(KIT, 'payload-corpus/public/valid-01-minimal-suspended.json'), 'utf8');
+      fs.writeFileSync(path.join(dir, 'payload.json'), payload.replace('"run_id":"run-1"', `"run_id":"${runId}"`));
+      const r = spawnSync(process.execPath, [path.join(dir, 'example.mjs'), endpoint.socket, path.join(dir, 'payload.json')], { encoding: 'utf8', timeout: 60000 });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout, 'ACTIVE 2n continue at 8n\n');
     });
   });
 }
