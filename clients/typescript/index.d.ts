@@ -77,7 +77,7 @@ export class Unrecognized extends HelperProblem {}
 /** Whether a failure leaves the outcome of a mutating call unknown. */
 export function outcomeUnknown(e: unknown): boolean;
 
-export type ImportRefusedReason = 'MALFORMED' | 'AUTHORITY_REFUSED' | 'PLAN_REFUSED' | 'CONSUME_REFUSED';
+export type ImportRefusedReason = 'MALFORMED' | 'AUTHORITY_REFUSED' | 'NOT_SUSPENDED' | 'PLAN_REFUSED' | 'CONSUME_REFUSED';
 /** Refused before the consume point; the prepared import was aborted. */
 export class ImportRefused extends Error {
   readonly reason: ImportRefusedReason;

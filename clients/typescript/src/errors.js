@@ -202,7 +202,7 @@ export class ImportRefused extends Error {
     this.reason = reason;
   }
 }
-ImportRefused.REASONS = Object.freeze(['MALFORMED', 'AUTHORITY_REFUSED', 'PLAN_REFUSED', 'CONSUME_REFUSED']);
+ImportRefused.REASONS = Object.freeze(['MALFORMED', 'AUTHORITY_REFUSED', 'NOT_SUSPENDED', 'PLAN_REFUSED', 'CONSUME_REFUSED']);
 
 /**
  * The import's outcome after its consume point is unknown (consume, commit or activate failed):

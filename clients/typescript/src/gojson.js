@@ -189,7 +189,7 @@ export class GoJsonReader {
       const d = this.in[i];
       if (d < 0x30 || d > 0x39) return null;
     }
-    const v = BigInt(new TextDecoder().decode(this.in.subarray(start, this.pos)));
+    const v = BigInt(Buffer.from(this.in.buffer, this.in.byteOffset + start, this.pos - start).toString('latin1'));
     return v > 0xffffffffffffffffn ? null : v;
   }
 

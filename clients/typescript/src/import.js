@@ -76,7 +76,7 @@ export async function importRun({ client, session, envelope, checkPlan, commit, 
       throw new ImportRefused('MALFORMED', "the helper prepared another run or sequence than the envelope's");
     }
     if (snapshot.status !== 'suspended') {
-      throw new ImportRefused('PLAN_REFUSED', `run ${runId} is ${snapshot.status}: terminal snapshots are inspectable, never resumable`);
+      throw new ImportRefused('NOT_SUSPENDED', `run ${runId} is ${snapshot.status}: terminal snapshots are inspectable, never resumable`);
     }
     try {
       await checkPlan(snapshot, tx);

@@ -164,6 +164,10 @@ function lstat(p, display) {
  * @returns {Buffer}
  */
 export function readTokenFile(file) {
+  if (typeof process.getuid !== 'function') {
+    // SECURITY: on Windows the owner and DACL of the file cannot be read from Node: refused unread.
+    throw new Error(`token file ${file}: refused: this platform cannot prove the file is yours alone`);
+  }
   const abs = path.resolve(file);
   const uid = process.getuid();
   let dir;

@@ -62,7 +62,7 @@ test('importRun: a malformed or terminal envelope is refused; a terminal one aft
   assert.deepEqual(c.log, []);
   const c2 = scripted();
   c2.prepareImport = async () => { c2.log.push('prepare'); return { ...TX, runId: 'run-<é>&', lastSequence: 33n }; };
-  await assert.rejects(importRun({ client: c2, session, envelope: COMPLETED, ...hooks(c2.log) }), (e) => e.reason === 'PLAN_REFUSED' && /terminal/.test(e.message));
+  await assert.rejects(importRun({ client: c2, session, envelope: COMPLETED, ...hooks(c2.log) }), (e) => e.reason === 'NOT_SUSPENDED' && /terminal/.test(e.message));
   assert.deepEqual(c2.log, ['prepare', 'abort']);
 });
 
