@@ -352,57 +352,79 @@ class Conn {
     throw new Timeout();
   }
 
-  merged() {
-    if (this.queue.length > 1) this.queue = [Buffer.concat(this.queue)];
-    return this.queue[0] ?? Buffer.alloc(0);
-  }
-
+  /** Removes and returns the first `n` queued bytes (all queued), copying only what they span. */
   take(n) {
-    const b = this.merged();
-    const out = b.subarray(0, n);
-    const rest = b.subarray(n);
-    this.queue = rest.length ? [rest] : [];
+    const pieces = [];
+    let got = 0;
+    while (got < n) {
+      const c = this.queue[0];
+      const k = Math.min(c.length, n - got);
+      pieces.push(c.subarray(0, k));
+      if (k === c.length) this.queue.shift();
+      else this.queue[0] = c.subarray(k);
+      got += k;
+    }
     this.queued -= n;
-    return out;
+    return pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, n);
   }
 
-  /** One line without CRLF (a bare LF tolerated), at most `max` bytes, as latin1. */
+  /**
+   * One line without CRLF (a bare LF tolerated), at most `max` bytes, as latin1. Scans each queued
+   * chunk once: a helper sending many tiny chunked pieces costs linear time, never quadratic.
+   */
   async line(max, readTimeoutMs, firstOfResponse) {
+    const ready = this.queue.length > 0 ? this.lineNow(max) : null;
+    if (ready !== null) return ready;
+    return this.lineWait(max, readTimeoutMs, firstOfResponse);
+  }
+
+  /** A line from the first queued chunk when it holds one (the common case), else null; no await. */
+  lineNow(max) {
+    const c = this.queue[0];
+    const nl = c.indexOf(0x0a);
+    if (nl < 0 || nl > max) return null;
+    this.queued -= nl + 1;
+    if (nl + 1 === c.length) this.queue.shift();
+    else this.queue[0] = c.subarray(nl + 1);
+    const end = nl > 0 && c[nl - 1] === 0x0d ? nl - 1 : nl;
+    return c.toString('latin1', 0, end);
+  }
+
+  async lineWait(max, readTimeoutMs, firstOfResponse) {
+    const tooLarge = () => new HelperProtocolError(`response head from the helper is larger than ${MAX_HEAD_BYTES} bytes`);
+    let scanned = 0;
+    let qi = 0;
     for (;;) {
-      const b = this.merged();
-      const nl = b.indexOf(0x0a);
-      if (nl >= 0) {
-        if (nl > max) throw new HelperProtocolError(`response head from the helper is larger than ${MAX_HEAD_BYTES} bytes`);
-        const line = this.take(nl + 1);
-        const end = nl > 0 && line[nl - 1] === 0x0d ? nl - 1 : nl;
-        return line.subarray(0, end).toString('latin1');
+      for (; qi < this.queue.length; qi++) {
+        const c = this.queue[qi];
+        const nl = c.indexOf(0x0a);
+        if (nl >= 0) {
+          if (scanned + nl > max) throw tooLarge();
+          const line = this.take(scanned + nl + 1);
+          const len = scanned + nl;
+          const end = len > 0 && line[len - 1] === 0x0d ? len - 1 : len;
+          return line.subarray(0, end).toString('latin1');
+        }
+        scanned += c.length;
+        if (scanned > max) throw tooLarge();
       }
-      if (b.length > max) throw new HelperProtocolError(`response head from the helper is larger than ${MAX_HEAD_BYTES} bytes`);
       if (!(await this.fill(readTimeoutMs))) {
-        throw new HelperProtocolError(firstOfResponse && b.length === 0
+        throw new HelperProtocolError(firstOfResponse && this.queued === 0
           ? 'the helper closed the connection without a response' : 'the helper closed the connection mid-response');
       }
     }
   }
 
-  async exactly(n, readTimeoutMs) {
-    const pieces = [];
-    let got = 0;
-    while (got < n) {
-      if (this.queue.length === 0 && !(await this.fill(readTimeoutMs))) {
-        throw new HelperProtocolError('the helper closed the connection mid-response');
-      }
-      while (this.queue.length && got < n) {
-        const c = this.queue[0];
-        const k = Math.min(c.length, n - got);
-        pieces.push(c.subarray(0, k));
-        if (k === c.length) this.queue.shift();
-        else this.queue[0] = c.subarray(k);
-        this.queued -= k;
-        got += k;
-      }
+  exactly(n, readTimeoutMs) {
+    if (this.queued >= n) return n === 0 ? Buffer.alloc(0) : this.take(n); // no await when it is there
+    return this.exactlyWait(n, readTimeoutMs);
+  }
+
+  async exactlyWait(n, readTimeoutMs) {
+    while (this.queued < n) {
+      if (!(await this.fill(readTimeoutMs))) throw new HelperProtocolError('the helper closed the connection mid-response');
     }
-    return Buffer.concat(pieces, n);
+    return n === 0 ? Buffer.alloc(0) : this.take(n);
   }
 
   async toEof(max, readTimeoutMs) {
@@ -481,24 +503,32 @@ async function readBody(conn, method, status, headers, maxBody, framed, readTime
     if (te.slice(te.lastIndexOf(',') + 1).trim().toLowerCase() !== 'chunked') {
       throw new HelperProtocolError('unsupported transfer encoding from the helper');
     }
-    const pieces = [];
+    // One buffer grown by doubling as chunks arrive (never sized by what the helper announces).
+    let out = Buffer.alloc(Math.min(maxBody, 64 * 1024));
     let got = 0;
     for (;;) {
-      const sizeLine = await conn.line(1024, readTimeoutMs, false);
+      const sizeLine = (conn.queue.length > 0 ? conn.lineNow(1024) : null) ?? await conn.line(1024, readTimeoutMs, false);
       const hex = sizeLine.split(';')[0].trim();
       if (!/^[0-9a-fA-F]{1,8}$/.test(hex)) throw new HelperProtocolError('malformed chunk size from the helper');
       const size = parseInt(hex, 16);
       if (size === 0) break;
       if (got + size > maxBody) throw new HelperProtocolError(`response body from the helper is larger than ${maxBody} bytes`);
-      pieces.push(await conn.exactly(size, readTimeoutMs));
+      const piece = conn.queued >= size ? conn.take(size) : await conn.exactly(size, readTimeoutMs);
+      if (got + size > out.length) {
+        const grown = Buffer.alloc(Math.min(maxBody, Math.max(out.length * 2, got + size)));
+        out.copy(grown, 0, 0, got);
+        out = grown;
+      }
+      piece.copy(out, got);
       got += size;
-      if ((await conn.line(2, readTimeoutMs, false)) !== '') throw new HelperProtocolError('malformed chunk from the helper');
+      const crlf = (conn.queue.length > 0 ? conn.lineNow(2) : null) ?? await conn.line(2, readTimeoutMs, false);
+      if (crlf !== '') throw new HelperProtocolError('malformed chunk from the helper');
     }
     let trailer = 0;
     for (;;) {
       const t = await conn.line(MAX_HEAD_BYTES - trailer, readTimeoutMs, false);
       trailer += t.length + 2;
-      if (t === '') return Buffer.concat(pieces, got);
+      if (t === '') return out.subarray(0, got);
     }
   }
   const cl = headers.get('content-length');

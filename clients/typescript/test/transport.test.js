@@ -159,6 +159,21 @@ test('bounds: an oversized head, Content-Length, chunked or unframed body is a H
   await assert.rejects(c.run('run-1'), /closed the connection mid-response/);
 });
 
+test('bounds: an answer in many one-byte chunks parses in linear time; past the bound it is refused', async (t) => {
+  let reply;
+  const { c } = await withSession(t, (req, sock) => reply(sock), { client: { retry: RetryPolicy.NONE, readTimeoutMs: 5000 } });
+  reply = (sock) => sock.end(Buffer.concat([Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n'),
+    ...[...Buffer.from(RUN)].map((b) => Buffer.concat([Buffer.from('1\r\n'), Buffer.from([b]), Buffer.from('\r\n')])), Buffer.from('0\r\n\r\n')]));
+  assert.equal((await c.run('run-1')).runGeneration, 18446744073709551614n);
+  const one = Buffer.from('1\r\na\r\n');
+  const flood = Buffer.alloc(one.length * (8 * 1024 * 1024 + 16));
+  for (let i = 0; i < flood.length; i += one.length) one.copy(flood, i);
+  reply = (sock) => { sock.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n'); sock.end(flood); };
+  const t0 = Date.now();
+  await assert.rejects(c.run('run-1'), (e) => e instanceof HelperProtocolError && /larger than/.test(e.message));
+  assert.ok(Date.now() - t0 < 15000, `${Date.now() - t0} ms`);
+});
+
 test('deadlines: a helper that drips its answer or says nothing is cut off within the deadline, never retried', async (t) => {
   let reply;
   let count = 0;
