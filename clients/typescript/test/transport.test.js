@@ -217,6 +217,17 @@ test('abort: a signal aborted before sending is HelperInterrupted and nothing re
   assert.equal(f.state.connections, 0);
 });
 
+test('abort: a signal aborted after the request was sent ends the wait at once; the outcome is unknown', { timeout: 10000 }, async (t) => {
+  const { c, s, f } = await withSession(t, () => {}); // never answers
+  const ac = new AbortController();
+  const t0 = Date.now();
+  const call = c.release(s, 'run-1', { signal: ac.signal });
+  while (f.state.requests.length < 2) await new Promise((r) => setImmediate(r)); // the release arrived
+  ac.abort();
+  await assert.rejects(call, (e) => e.name === 'HelperConnectionLost' && outcomeUnknown(e) && !e.nothingSent);
+  assert.ok(Date.now() - t0 < 900, 'well before the read timeout');
+});
+
 test('run IDs: one breaking the run-ID rule is refused before anything is sent', async (t) => {
   const f = await fakeHelper(t, (req, sock) => sock.end(answer(200, RUN)));
   const c = client(f);

@@ -311,7 +311,8 @@ export async function startHelper(jar, transport = 'unix') {
   const java = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
   const socket = path.join(dir, 'endpoint', 'authority.sock');
   const tokenFile = path.join(dir, 'endpoint', 'token');
-  const args = ['-jar', jar, 'serve', '--authority-dir', path.join(dir, 'authority')];
+  // As the launcher serves: a small heap (the helper's design target).
+  const args = ['-XX:+UseSerialGC', '-Xmx128m', '--enable-native-access=ALL-UNNAMED', '-jar', jar, 'serve', '--authority-dir', path.join(dir, 'authority')];
   if (transport === 'unix') args.push('--socket', socket);
   else args.push('--listen', '127.0.0.1:0', '--token-file', tokenFile);
   const proc = spawn(java, args, { stdio: ['ignore', 'pipe', 'pipe'] });
