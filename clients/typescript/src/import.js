@@ -38,7 +38,12 @@ import { PayloadRejected, decodeSnapshot } from './payload.js';
 export async function importRun({ client, session, envelope, checkPlan, commit, stop, signal }) {
   let snapshot;
   try {
-    snapshot = decodeSnapshot(parseEnvelope(envelope).payload);
+    const env = parseEnvelope(envelope);
+    snapshot = decodeSnapshot(env.payload);
+    // The helper builds the envelope from the validated payload: they agree, or it is not the helper's.
+    if (env.runId !== snapshot.runId || env.lastSequence !== snapshot.lastSequence || env.status !== snapshot.status) {
+      throw new EnvelopeRejected('E-AGREEMENT', 'run_id, last_sequence and lifecycle must match the payload');
+    }
   } catch (e) {
     if (e instanceof EnvelopeRejected || e instanceof PayloadRejected) {
       throw new ImportRefused('MALFORMED', `the envelope is not a valid snapshot envelope: ${e.message}`, e);

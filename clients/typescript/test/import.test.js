@@ -66,6 +66,16 @@ test('importRun: a malformed or terminal envelope is refused; a terminal one aft
   assert.deepEqual(c2.log, ['prepare', 'abort']);
 });
 
+test('importRun: an envelope whose fields disagree with its payload is MALFORMED before anything is sent', async () => {
+  const forged = Buffer.from(ENVELOPE);
+  const at = forged.indexOf(Buffer.from([0x12, 0x05, ...Buffer.from('run-1')]));
+  forged[at + 6] = '2'.charCodeAt(0); // run_id run-2, the payload still says run-1
+  const c = scripted();
+  await assert.rejects(importRun({ client: c, session, envelope: new Uint8Array(forged), ...hooks(c.log) }),
+    (e) => e instanceof ImportRefused && e.reason === 'MALFORMED' && /match the payload/.test(e.message));
+  assert.deepEqual(c.log, []);
+});
+
 test('importRun: a helper preparing another run or sequence than the envelope is refused and aborted', async () => {
   const c = scripted();
   c.prepareImport = async () => { c.log.push('prepare'); return { ...TX, lastSequence: 8n }; };
