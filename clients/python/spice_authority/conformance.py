@@ -445,9 +445,12 @@ class Helper:
 
 
 def _java() -> str:
+    """``$JAVA_HOME/bin/java``, else a JDK 25 under /usr/lib/jvm, else ``java`` on the PATH."""
     home = os.environ.get("JAVA_HOME")
     if home and os.path.exists(os.path.join(home, "bin", "java")):
         return os.path.join(home, "bin", "java")
+    for jdk in sorted(Path("/usr/lib/jvm").glob("*25*/bin/java")):
+        return str(jdk)
     found = shutil.which("java")
     if not found:
         raise RuntimeError("no java: set JAVA_HOME to a JDK 25 or put java on the PATH")

@@ -7,6 +7,8 @@ answers the endpoint proof first (with the right MAC, or as ``proof`` says), lik
 
 from __future__ import annotations
 
+import _setup_path  # noqa: F401  (the package under test first on sys.path)
+
 import json
 import os
 import shutil

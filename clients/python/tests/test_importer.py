@@ -3,6 +3,8 @@ each failure leaves (abort before consume, uncertain after, stop before release 
 
 from __future__ import annotations
 
+import _setup_path  # noqa: F401  (the package under test first on sys.path)
+
 import json
 import os
 import unittest

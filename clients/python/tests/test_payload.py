@@ -3,6 +3,8 @@ and rule), every transcript (byte-identical after re-encoding); the builder's Go
 
 from __future__ import annotations
 
+import _setup_path  # noqa: F401  (the package under test first on sys.path)
+
 import contextlib
 import hashlib
 import io

@@ -9,8 +9,11 @@ sets it), where that is a failure.
 
 from __future__ import annotations
 
+import _setup_path  # noqa: F401  (the package under test first on sys.path)
+
 import os
 import subprocess
+import sys
 import unittest
 from pathlib import Path
 from typing import Any
@@ -141,6 +144,20 @@ class ClientFlowTest(unittest.TestCase):
     def test_bad_run_id_is_refused_here(self) -> None:
         with self.assertRaises(ValueError):
             self.client.start(self.a, "x" * 97)
+
+
+class ReadmeExampleTest(unittest.TestCase):
+    def test_the_python_example_runs_as_written(self) -> None:
+        text = (REPO / "clients/README.md").read_text(encoding="utf-8")
+        block = text.split("<!-- python-example:begin -->", 1)[1].split("<!-- python-example:end -->", 1)[0]
+        code = block.split("```python", 1)[1].rsplit("```", 1)[0]
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "SPICE_AUTHORITY_SOCKET": SOCKET,
+                                  "PYTHONPATH": str(REPO / "clients/python")})
+        self.assertEqual(out.returncode, 0, out.stderr)
+        lines = out.stdout.splitlines()
+        self.assertIn("phase='ACTIVE', run_generation=2, owned=True", lines[0])
+        self.assertEqual(lines[1], "continue at sequence 8")
 
 
 @unittest.skipUnless(JAR.is_file(), "needs the packaged helper's jar")

@@ -3,6 +3,8 @@ the endpoint proof (fixed vectors of the Java EndpointProofTest); the token file
 
 from __future__ import annotations
 
+import _setup_path  # noqa: F401  (the package under test first on sys.path)
+
 import os
 import socket
 import tempfile
