@@ -301,7 +301,6 @@ export function verifyEndpointProof(token, nonce, address, port, body) {
 // ---- the connection -------------------------------------------------------------------------
 
 class Timeout extends Error {}
-class Closed extends Error {}
 
 /** A socket with queued input, every wait bounded. */
 class Conn {
