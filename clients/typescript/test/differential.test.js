@@ -1,6 +1,8 @@
 // Differential check of validatePayload against the Java validator (`spice-authority snapshot
 // validate --json`, from the packaged helper named by SPICE_AUTHORITY_JAR): thousands of mutants of
-// the corpus and of transcripts must get the same verdict, rule id and location from both.
+// the corpus and of transcripts, and hand-made variants that exercise Go's decoding (duplicates,
+// case folding, null, merging into earlier values, stale slice elements), must get the same
+// verdict, rule id and location from both.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -9,13 +11,14 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { KIT } from '../testing/kit.js';
 import { mutants } from '../testing/mutate.js';
+import { variants } from '../testing/variants.js';
 import { validatePayload } from '../index.js';
 
 const jar = process.env.SPICE_AUTHORITY_JAR;
 const required = process.env.SPICE_AUTHORITY_REQUIRE_HELPER === '1';
 const skip = jar || required ? false : 'SPICE_AUTHORITY_JAR is not set: no Java validator to compare with';
 
-test('validatePayload agrees with `spice-authority snapshot validate` on 3000 mutants (verdict, rule, location)', { skip, timeout: 120000 }, (t) => {
+test('validatePayload agrees with `spice-authority snapshot validate` on 3000 mutants and the Go-semantics variants (verdict, rule, location)', { skip, timeout: 120000 }, (t) => {
   assert.ok(jar && fs.existsSync(jar), `SPICE_AUTHORITY_JAR names no packaged helper: ${jar}`);
   const app = path.dirname(jar);
   const java = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
@@ -26,7 +29,9 @@ test('validatePayload agrees with `spice-authority snapshot validate` on 3000 mu
   t.diagnostic(`mutation seed ${seed} (and the fixed seed 1)`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spice-ts-diff-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const files = [...mutants(seeds, 1500, 1), ...mutants(seeds, 1500, seed)].map((b, i) => {
+  const handMade = variants(fs.readFileSync(path.join(corpusDir, 'valid-01-minimal-suspended.json')),
+    fs.readFileSync(path.join(corpusDir, 'valid-03-completed-two-rounds.json')));
+  const files = [...handMade, ...mutants(seeds, 1500, 1), ...mutants(seeds, 1500, seed)].map((b, i) => {
     const f = path.join(dir, `m${i}.json`);
     fs.writeFileSync(f, b);
     return f;
