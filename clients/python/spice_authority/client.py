@@ -321,7 +321,11 @@ class AuthorityClient:
             try:
                 r = self._http.send(method, target, headers, body, MAX_ENCODED_BYTES if signing else 8 * 1024 * 1024)
                 if self._observer is not None:
-                    self._observer(method, target.split("?")[0], r.status)
+                    # SECURITY: the observer (a log, a metric) never sees the session id.
+                    shown = target.split("?")[0]
+                    if session is not None:
+                        shown = shown.replace(segment(session._id), "<session>")
+                    self._observer(method, shown, r.status)
                 if r.ok:
                     return r.body
                 raise self._problem(r, session, signing)

@@ -104,7 +104,7 @@ def default_socket() -> UnixEndpoint:
 # ---- the token file (Java TokenFiles) --------------------------------------------------------
 
 
-def read_token_file(path: str | os.PathLike[str]) -> bytes:
+def read_token_file(path: str | os.PathLike[str]) -> bytearray:
     """Reads the helper's bearer token: a regular single-link file of this user with mode 0600,
     in a 0700 directory of this user, never through a symbolic link, at most 4096 bytes; the token
     is the content without surrounding white space, visible ASCII only.
@@ -147,21 +147,28 @@ def read_token_file(path: str | os.PathLike[str]) -> bytes:
             buf += chunk
         if len(buf) != before.st_size:
             raise OSError(f"token file {path}: refused: it changed while being read")
-        return token_from_content(str(path), bytes(buf))
+        return token_from_content(str(path), buf)
     finally:
         os.close(fd)
         for i in range(len(buf)):
             buf[i] = 0
 
 
-def token_from_content(path: str, content: bytes) -> bytes:
-    """The token in a token file's content: without surrounding white space, visible ASCII only."""
-    t = content.strip(b" \t\r\n")
-    if not t:
+def token_from_content(path: str, content: bytes | bytearray) -> bytearray:
+    """The token in a token file's content: without surrounding white space, visible ASCII only.
+
+    Returned as a ``bytearray`` that the caller zeroes after use (the transport does).
+    """
+    start, end = 0, len(content)
+    while start < end and content[start] in b" \t\r\n":
+        start += 1
+    while end > start and content[end - 1] in b" \t\r\n":
+        end -= 1
+    if start == end:
         raise OSError(f"token file {path}: empty")
-    if any(c <= 0x20 or c >= 0x7F for c in t):
+    if any(c <= 0x20 or c >= 0x7F for c in content[start:end]):
         raise OSError(f"token file {path}: not a token (only visible ASCII characters are allowed)")
-    return t
+    return bytearray(content[start:end])
 
 
 # ---- the endpoint proof (Java EndpointProof) -------------------------------------------------
@@ -171,7 +178,7 @@ class ProofRefused(Exception):
     """A proof answer that is not the expected one; the reason leaks nothing of the token."""
 
 
-def proof_mac(token: bytes, nonce: bytes, address: str, port: int) -> bytes:
+def proof_mac(token: bytes | bytearray, nonce: bytes, address: str, port: int) -> bytes:
     """HMAC-SHA256(token, domain || 0x00 || nonce || n || address || port), n = 4 or 16."""
     if not token:
         raise ValueError("token is empty")
@@ -188,7 +195,7 @@ def proof_target(nonce: bytes) -> str:
     return PROOF_PATH + "?nonce=" + nonce.hex()
 
 
-def verify_proof(token: bytes, nonce: bytes, address: str, port: int, body: bytes) -> None:
+def verify_proof(token: bytes | bytearray, nonce: bytes, address: str, port: int, body: bytes) -> None:
     """Raises :class:`ProofRefused` unless ``body`` is a JSON object whose ``proof`` is exactly the
     expected MAC as 64 lowercase hex digits (compared in constant time)."""
     try:
@@ -406,7 +413,8 @@ class _Conn:
                 return bytes(out)
 
 
-TokenReader = Callable[[str], bytes]
+#: Reads the bearer token for one request; the transport zeroes a ``bytearray`` it returns after use.
+TokenReader = Callable[[str], Union[bytes, bytearray]]
 
 
 def peer_uid(sock: socket.socket) -> int:
@@ -448,7 +456,7 @@ class Transport:
         if not target.startswith("/"):
             raise ValueError("request target must start with '/'")
         display = self.endpoint.display()
-        token: bytes | None = None
+        token: bytes | bytearray | None = None
         if isinstance(self.endpoint, TcpEndpoint):
             try:
                 token = self._token_reader(self.endpoint.token_file)
@@ -494,9 +502,11 @@ class Transport:
         finally:
             if sock is not None:
                 sock.close()
-            # SECURITY: the head holds the bearer token on TCP.
-            for i in range(len(head)):
-                head[i] = 0
+            # SECURITY: the head holds the bearer token on TCP; both are zeroed (a token reader that
+            # returns immutable bytes leaves a copy to the garbage collector).
+            for buf in (head, token):
+                if isinstance(buf, bytearray):
+                    buf[:] = bytes(len(buf))
 
     def _early_answer(self, conn: _Conn, method: str) -> Response | None:
         try:
@@ -507,7 +517,7 @@ class Transport:
             return None
 
     def _head(self, method: str, target: str, headers: Mapping[str, str], body: bytes | None,
-              token: bytes | None) -> bytearray:
+              token: bytes | bytearray | None) -> bytearray:
         lines = [f"{method} {target} HTTP/1.1", "Host: localhost", "Connection: close", f"User-Agent: {self.user_agent}"]
         accept = content_type = False
         for k, v in headers.items():
@@ -569,7 +579,7 @@ class Transport:
             sock.close()
             raise
 
-    def _require_token_holder(self, conn: _Conn, token: bytes, display: str) -> None:
+    def _require_token_holder(self, conn: _Conn, token: bytes | bytearray, display: str) -> None:
         nonce = secrets.token_bytes(NONCE_BYTES)
         reason: str
         try:

@@ -266,6 +266,12 @@ class SocketTransportTest(unittest.TestCase):
             self.assertIn("<session>", str(cm.exception))
             self.assertNotIn("abcdef0123", repr(s) + str(s))
 
+    def test_the_observer_never_sees_the_session_id(self) -> None:
+        seen: list[tuple[str, str, int]] = []
+        with FakeHelper(fixed(answer(204))) as fake:
+            client_for(fake, observer=lambda m, t, st: seen.append((m, t, st))).close_session(Session("abc123", 1))
+        self.assertEqual(seen, [("DELETE", "/v1/sessions/<session>", 204)])
+
     def test_retried_only_when_nothing_happened(self) -> None:
         run = answer(200, RUN)
         cases = [
@@ -343,6 +349,17 @@ class TcpTransportTest(unittest.TestCase):
                 self.assertTrue(cm.exception.nothing_sent)
                 self.assertEqual(fake.requests, [])
                 self.assertNotIn(TOKEN.decode(), str(cm.exception))
+
+    def test_the_token_is_zeroed_after_the_request(self) -> None:
+        held: list[bytearray] = []
+
+        def reader(path: str) -> bytearray:
+            held.append(read_token_file(path))
+            return held[-1]
+
+        with FakeHelper(fixed(answer(200, RUN)), tcp=True) as fake:
+            client_for(fake, token_reader=reader).run("run-1")
+            self.assertEqual(held[0], bytearray(len(TOKEN)))
 
     def test_only_loopback(self) -> None:
         with self.assertRaises(ValueError):
