@@ -338,3 +338,22 @@ test('tcp: only loopback IP literals are endpoints', async () => {
   assert.equal(tcpEndpoint({ host: '::1', port: 8, tokenFile: '/x' }).display, 'http://[::1]:8');
   assert.equal(tcpEndpoint({ host: '127.1.2.3', port: 8, tokenFile: '/x' }).display, 'http://127.1.2.3:8');
 });
+
+test('the default endpoint: $XDG_RUNTIME_DIR/spice-agent when absolute, else /tmp/spice-agent-<uid> (/private/tmp on macOS)', async () => {
+  const { defaultEndpointDirectory } = await import('../index.js');
+  assert.equal(defaultEndpointDirectory({ XDG_RUNTIME_DIR: '/run/user/1000' }, 1000, 'linux'), '/run/user/1000/spice-agent');
+  assert.equal(defaultEndpointDirectory({ XDG_RUNTIME_DIR: 'run/user' }, 1000, 'linux'), '/tmp/spice-agent-1000');
+  assert.equal(defaultEndpointDirectory({ XDG_RUNTIME_DIR: '/run/user/1000/' }, 1000, 'linux'), '/tmp/spice-agent-1000');
+  assert.equal(defaultEndpointDirectory({}, 501, 'darwin'), '/private/tmp/spice-agent-501');
+  assert.equal(defaultEndpointDirectory({}, -1, 'linux'), null);
+});
+
+test('backoff: doubles from the initial pause up to the maximum; a longer Retry-After is honoured up to the maximum', async () => {
+  const { backoffMs } = await import('../index.js');
+  const p = RetryPolicy.DEFAULT;
+  assert.deepEqual([1, 2, 3, 4, 5, 6].map((a) => backoffMs(p, a, null)), [50, 100, 200, 400, 800, 1000]);
+  assert.equal(backoffMs(p, 1, 300), 300);
+  assert.equal(backoffMs(p, 1, 5000), 1000);
+  assert.equal(backoffMs(p, 3, 10), 200);
+  assert.throws(() => new AuthorityClient(unixEndpoint('/x'), { retry: { maxAttempts: 0, initialBackoffMs: 0, maxBackoffMs: 0 } }), RangeError);
+});
