@@ -344,3 +344,13 @@ export interface ImportRunOptions<R> {
  * @throws {ImportUncertain} from the consume point on (never retried)
  */
 export function importRun<R>(o: ImportRunOptions<R>): Promise<{ snapshot: Snapshot; tx: ImportView; run: R; view: RunView }>;
+
+/**
+ * The reference engine's plan check as a `checkPlan`: non-empty and equal compatibility identity,
+ * equal compiled identities, the recorded plan leased by ID and its identity recomputed.
+ */
+export function planCheck(host: {
+  compatibilityIdentity: string;
+  compiledIdentities: readonly string[];
+  lease(toolPlanId: string): readonly Tool[] | Promise<readonly Tool[]>;
+}): (snapshot: Snapshot) => Promise<readonly Tool[]>;

@@ -18,4 +18,4 @@ export {
   PLAN_DOMAIN, ToolDefinition, toolFingerprint, staticToolPlanId, planFingerprint, planIdentity, planMatches,
 } from './src/plan.js';
 export { parseEnvelope, EnvelopeRejected, macInput, lengthPrefixed, MAX_ENVELOPE_BYTES } from './src/envelope.js';
-export { importRun } from './src/import.js';
+export { importRun, planCheck } from './src/import.js';

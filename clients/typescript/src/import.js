@@ -14,6 +14,8 @@
 import { ImportRefused, ImportUncertain, outcomeUnknown } from './errors.js';
 import { EnvelopeRejected, parseEnvelope } from './envelope.js';
 import { PayloadRejected, decodeSnapshot } from './payload.js';
+import { planMatches } from './plan.js';
+import { compareUtf8 } from './gojson.js';
 
 /**
  * Imports a signed envelope exported by another (dead) host process and activates it here.
@@ -154,4 +156,37 @@ async function abortQuietly(client, session, tx, primary) {
       (primary.suppressed ??= []).push(e);
     }
   }
+}
+
+/**
+ * The standard plan check of the reference engine (Engine.checkAndLease), as a `checkPlan` for
+ * importRun: the recorded compatibility identity must be non-empty (a convenience engine's run is
+ * not importable) and equal this host's, the compiled identities equal this host's (sorted), the
+ * recorded tool plan is leased by its ID (`lease(toolPlanId)` returns the tool definitions, or
+ * throws when the plan is unavailable) and the plan identity recomputed from the leased tools must
+ * match the recorded fingerprint (a changed tool definition is refused).
+ * @param {{compatibilityIdentity: string, compiledIdentities: readonly string[],
+ *   lease: (toolPlanId: string) => readonly object[] | Promise<readonly object[]>}} host
+ * @returns {(snapshot: object) => Promise<readonly object[]>} resolves to the leased tools
+ */
+export function planCheck(host) {
+  if (typeof host.compatibilityIdentity !== 'string' || host.compatibilityIdentity === '') {
+    throw new TypeError('this host has no compatibility identity: import requires an explicit one');
+  }
+  const compiled = [...host.compiledIdentities].sort(compareUtf8);
+  return async (snapshot) => {
+    const recorded = snapshot.planIdentity;
+    if (recorded.snapshotCompatibilityIdentity === '') {
+      throw new Error(`run ${snapshot.runId} was exported by a convenience engine: import requires an explicit compatibility identity`);
+    }
+    if (recorded.snapshotCompatibilityIdentity !== host.compatibilityIdentity
+      || recorded.compiledIdentities.length !== compiled.length || recorded.compiledIdentities.some((c, i) => c !== compiled[i])) {
+      throw new Error(`run ${snapshot.runId} was exported by an engine with another compatibility or compiled identity`);
+    }
+    const tools = await host.lease(recorded.toolPlanId);
+    if (!planMatches(recorded, tools)) {
+      throw new Error(`the recomputed plan identity of ${recorded.toolPlanId} differs from the recorded one: a tool definition changed`);
+    }
+    return tools;
+  };
 }

@@ -2,7 +2,9 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { kitJson } from '../testing/kit.js';
-import { importRun, ImportRefused, ImportUncertain, HelperTimeout, HelperUnreachable, Session } from '../index.js';
+import {
+  importRun, planCheck, ImportRefused, ImportUncertain, HelperTimeout, HelperUnreachable, Session, ToolDefinition, decodeSnapshot, parseEnvelope,
+} from '../index.js';
 import { problemOf } from '../src/errors.js';
 
 const ENVELOPE = new Uint8Array(Buffer.from(kitJson('vectors/envelope.json').cases[0].envelope_hex, 'hex')); // run-1, seq 9, suspended
@@ -118,4 +120,27 @@ test('importRun: an uncertain activate stops the committed run before the import
     await assert.rejects(importRun({ client: c, session, envelope: ENVELOPE, ...hooks(c.log) }), (e) => e instanceof ImportUncertain && /stopped/.test(e.message));
     assert.deepEqual(c.log, ['prepare', 'check', 'consume', 'commit', 'activate', 'stop RUN', 'abort', 'release']);
   }
+});
+
+test('planCheck: the reference engine\'s checks, in its order', async () => {
+  const v = kitJson('vectors/plan-identity.json');
+  const defs = Object.fromEntries(v.tools.map((t) => [t.key, new ToolDefinition({ name: t.name, description: t.description,
+    inputSchema: t.input_schema_utf8, effect: t.effect, replaySafety: t.replay_safety, capabilities: t.capabilities })]));
+  const snapshot = decodeSnapshot(parseEnvelope(ENVELOPE).payload); // plan generation-7: read, write_file
+  const compiled = [...snapshot.planIdentity.compiledIdentities].reverse();
+  const compat = snapshot.planIdentity.snapshotCompatibilityIdentity;
+  const leased = [];
+  const lease = (id) => { leased.push(id); return [defs.write_file, defs.read]; };
+  assert.deepEqual((await planCheck({ compatibilityIdentity: compat, compiledIdentities: compiled, lease })(snapshot)).length, 2);
+  assert.deepEqual(leased, ['generation-7']);
+  await assert.rejects(planCheck({ compatibilityIdentity: 'other', compiledIdentities: compiled, lease })(snapshot), /another compatibility/);
+  await assert.rejects(planCheck({ compatibilityIdentity: compat, compiledIdentities: compiled.slice(1), lease })(snapshot), /another compatibility/);
+  await assert.rejects(planCheck({ compatibilityIdentity: compat, compiledIdentities: compiled, lease: () => [defs.read] })(snapshot), /tool definition changed/);
+  await assert.rejects(planCheck({ compatibilityIdentity: compat, compiledIdentities: compiled, lease: () => [defs['read-bare'], defs.write_file] })(snapshot), /tool definition changed/);
+  await assert.rejects(planCheck({ compatibilityIdentity: compat, compiledIdentities: compiled, lease: () => { throw new Error('plan unavailable'); } })(snapshot), /plan unavailable/);
+  assert.throws(() => planCheck({ compatibilityIdentity: '', compiledIdentities: compiled, lease }), TypeError);
+  const c = scripted();
+  await importRun({ client: c, session, envelope: ENVELOPE, checkPlan: planCheck({ compatibilityIdentity: compat, compiledIdentities: compiled, lease }),
+    commit: () => 'RUN', stop: () => {} });
+  assert.deepEqual(c.log, ['prepare', 'consume', 'activate']);
 });
