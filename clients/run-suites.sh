@@ -19,22 +19,22 @@ fail() { echo "run-suites: $*" >&2; exit 1; }
 
 missing=()
 if ! command -v python3 >/dev/null 2>&1; then
-  missing+=("python3 (3.11 or later; the Python client suite)")
+  missing+=("python3 (3.11 or later, for the Python client suite)")
 elif ! python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then
-  missing+=("python3 3.11 or later (found $(python3 --version 2>&1); the Python client suite)")
+  missing+=("python3 3.11 or later (found $(python3 --version 2>&1), for the Python client suite)")
 fi
 if [[ -d clients/typescript ]] && ! command -v node >/dev/null 2>&1; then
-  missing+=("node (the TypeScript client suite in clients/typescript)")
+  missing+=("node (for the TypeScript client suite in clients/typescript)")
 fi
 if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then
   JAVA="$JAVA_HOME/bin/java"
 elif command -v java >/dev/null 2>&1; then
   JAVA=$(command -v java)
 else
-  missing+=("java (JDK 25, to run the packaged helper; set JAVA_HOME)")
+  missing+=("java (a JDK 25 to run the packaged helper, or set JAVA_HOME)")
 fi
 if (( ${#missing[@]} )); then
-  fail "missing: ${missing[*]}"
+  fail "missing: $(printf '%s; ' "${missing[@]}")install it or put it on the PATH"
 fi
 [[ -f "$JAR" ]] || fail "no packaged helper at $JAR (build it: ./mvnw -B package -DskipTests -pl src/app -am)"
 
