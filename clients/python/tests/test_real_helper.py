@@ -76,6 +76,20 @@ class ConformanceTest(unittest.TestCase):
                 self.assertTrue(r.passed, f"{r.name}: {r.message}")
 
 
+    def test_the_runner_reports_a_wrong_expectation_and_refuses_another_format(self) -> None:
+        wrong = {"format": "spice-authority-conformance/v1", "name": "wrong", "steps": [
+            {"do": "open_session", "session": "A"},
+            {"do": "get_run", "run": "ghost", "expect": {"status": 200}}]}
+        r = run_scenario(SOCKET, KIT / "conformance", wrong)
+        self.assertFalse(r.passed)
+        self.assertEqual(r.message, "step 1 (get_run): expected HTTP 200, got HTTP 404 not_found")
+        newer = {"format": "spice-authority-conformance/v2", "name": "newer", "steps": []}
+        self.assertIn("this runner reads", run_scenario(SOCKET, KIT / "conformance", newer).message)
+        unknown = {"format": "spice-authority-conformance/v1", "name": "unknown", "steps": [
+            {"do": "authority", "expect": {"status": 200, "headers": {}}}]}
+        self.assertIn("cannot check", run_scenario(SOCKET, KIT / "conformance", unknown).message)
+
+
 class ClientFlowTest(unittest.TestCase):
     def setUp(self) -> None:
         self.client = AuthorityClient.on_socket(SOCKET, retry=RetryPolicy(1, 0.0, 0.0))
