@@ -238,11 +238,20 @@ class AuthorityClient:
         """``POST /v1/runs/{run_id}/snapshots``: the payload in, the signed envelope (binary
         protobuf) out. The identical payload of a SUSPENDED run gives the identical envelope again,
         to any session: a lost answer is recovered by signing again. A ``cancelled`` answer is not
-        repeated (it may follow the write)."""
+        repeated (it may follow the write). The answer is checked in place (:func:`envelope_mismatch`):
+        anything but the envelope of this payload is a :class:`HelperProtocolError` (outcome unknown)."""
         if not isinstance(payload, (bytes, bytearray)):
             raise TypeError("payload must be bytes")
-        return self._call("POST", self._run_path(run_id) + "/snapshots", session, PAYLOAD, PROTOBUF, bytes(payload),
-                          signing=True)
+        payload = bytes(payload)
+        envelope = self._call("POST", self._run_path(run_id) + "/snapshots", session, PAYLOAD, PROTOBUF, payload,
+                              signing=True)
+        # SECURITY: an answer that is not the envelope of this payload is never taken for one: the
+        # outcome of the sign is then unknown (the host must not go on as if it had suspended).
+        why = envelope_mismatch(envelope, run_id, payload)
+        if why is not None:
+            raise self._unexpected(f"the answer to the sign of run {run_id} is not its envelope ({why}); "
+                                   "the outcome is unknown")
+        return envelope
 
     def resume(self, session: Session, run_id: str) -> RunView:
         """``POST /v1/runs/{run_id}/resume``: local resume, ACTIVE at the next generation."""
@@ -383,6 +392,38 @@ class AuthorityClient:
             return RunView(o["run_id"], o["phase"], o["run_generation"], o.get("owned") is True,
                            o.get("fenced") is True, json=o)
         raise self._unexpected("not a run")
+
+
+def envelope_mismatch(envelope: bytes, run_id: str, payload: bytes) -> str | None:
+    """Why ``envelope`` is not the signed envelope of ``payload`` for ``run_id``, or None when it is:
+    the format, the run ID, the payload byte for byte and its SHA-256, the lifecycle and sequence
+    the payload implies, and the claim's shape (32-byte scope, a key generation, a 32-byte HMAC).
+    The claim itself only the helper can verify (at import)."""
+    import hashlib
+
+    from .envelope import STATUS_LIFECYCLE, EnvelopeMalformed, parse
+    try:
+        env = parse(envelope)
+    except EnvelopeMalformed as e:
+        return f"not an envelope: {e}"
+    if env.format != "spice.agent.snapshot/v1alpha2":
+        return "another format"
+    if env.run_id != run_id:
+        return "another run"
+    if env.payload != payload or env.sha256 != hashlib.sha256(payload).digest():
+        return "another payload or digest"
+    try:
+        p = json.loads(payload)
+        lifecycle = STATUS_LIFECYCLE.get(p.get("status"))
+        sequence = p.get("last_sequence")
+    except (ValueError, AttributeError):
+        lifecycle, sequence = None, None
+    if lifecycle is None or env.lifecycle != lifecycle or env.last_sequence != sequence:
+        return "another lifecycle or sequence"
+    a = env.authority
+    if a is None or len(a.scope_id) != 32 or a.generation < 1 or len(a.hmac_sha256) != 32:
+        return "no claim of the expected shape"
+    return None
 
 
 def _no_constant(name: str) -> Any:

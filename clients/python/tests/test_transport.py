@@ -297,8 +297,30 @@ class SocketTransportTest(unittest.TestCase):
                 if name == "busy with Retry-After":
                     self.assertEqual(slept, [0.5])  # honoured up to the policy's maximum
 
+    def test_a_sign_answer_that_is_not_the_envelope_of_the_payload_is_refused(self) -> None:
+        from spice_authority import envelope as EN
+        payload = b'{"run_id":"run-1","last_sequence":7,"status":"suspended"}'
+        import hashlib
+
+        def env(**change: object) -> bytes:
+            fields = dict(format="spice.agent.snapshot/v1alpha2", run_id="run-1", last_sequence=7, lifecycle=1,
+                          payload=payload, sha256=hashlib.sha256(payload).digest(),
+                          authority=EN.Authority(b"\x01" * 32, 1, b"\x02" * 32))
+            fields.update(change)
+            return EN.encode(EN.Envelope(**fields))  # type: ignore[arg-type]
+
+        with FakeHelper(fixed(answer(200, env(), {"Content-Type": "application/x-protobuf"}))) as fake:
+            self.assertEqual(client_for(fake).sign(Session("s", 1), "run-1", payload), env())
+        for name, bad in {"other run": env(run_id="run-2"), "other payload": env(payload=b"{}"),
+                          "sequence": env(last_sequence=8), "lifecycle": env(lifecycle=2),
+                          "no claim": env(authority=None), "garbage": b"\xff\xff"}.items():
+            with self.subTest(name), FakeHelper(fixed(answer(200, bad))) as fake:
+                with self.assertRaisesRegex(E.HelperProtocolError, "outcome is unknown"):
+                    client_for(fake).sign(Session("s", 1), "run-1", payload)
+                self.assertEqual(fake.connections, 1)
+
     def test_a_cancelled_sign_is_never_repeated(self) -> None:
-        with FakeHelper(sequence(problem(409, "cancelled"), answer(200, b"env"))) as fake:
+        with FakeHelper(sequence(problem(409, "cancelled"), answer(200, b"\x0a\x00"))) as fake:
             with self.assertRaises(E.Cancelled) as cm:
                 client_for(fake).sign(Session("s", 1), "run-1", b"{}")
             self.assertTrue(cm.exception.may_follow_write)
