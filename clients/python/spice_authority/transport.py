@@ -320,7 +320,8 @@ class _Conn:
                 break
             if not self.fill():
                 raise HelperProtocolError(f"the helper at {self.display} closed the connection mid-response")
-        raise HelperProtocolError(f"response head from the helper at {self.display} is larger than {MAX_HEAD_BYTES} bytes")
+        raise HelperProtocolError(f"a response line from the helper at {self.display} is larger than allowed "
+                                  f"(the head: {MAX_HEAD_BYTES} bytes, a chunk size: 1024)")
 
     def exactly(self, n: int) -> bytes:
         # Grown as bytes arrive, never sized by the declared length alone.
