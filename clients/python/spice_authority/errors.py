@@ -34,6 +34,10 @@ class HelperTransportError(HelperError):
         return not self.nothing_sent
 
 
+#: The Java library's name for :class:`HelperTransportError`.
+HelperTransportException = HelperTransportError
+
+
 class HelperUnreachable(HelperTransportError):
     """No connection (no socket, nothing listening, connect timed out): nothing was sent."""
 
