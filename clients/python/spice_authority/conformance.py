@@ -1,10 +1,13 @@
 """Runs the language-neutral conformance scenarios (``spec-kit/conformance/``) against a real helper.
 
     python3 -m spice_authority.conformance --socket SOCKET [--kit DIR] [NAME...]
-    python3 -m spice_authority.conformance --jar src/app/target/quarkus-app/quarkus-run.jar
+    python3 -m spice_authority.conformance --socket tcp:127.0.0.1:PORT:TOKEN_FILE
+    python3 -m spice_authority.conformance --jar src/app/target/quarkus-app/quarkus-run.jar [--tcp]
 
-With ``--socket`` the helper is one already serving there; with ``--jar`` the runner starts one
-(``java -jar JAR serve --authority-dir D --socket S`` in a temporary directory) and stops it after.
+With ``--socket`` the helper is one already serving there (a socket path, or ``tcp:HOST:PORT:TOKEN_FILE``
+for loopback TCP); with ``--jar`` the runner starts one (``java -jar JAR serve --authority-dir D
+--socket S``, or ``--listen 127.0.0.1:0 --token-file F`` with ``--tcp``, in a temporary directory)
+and stops it after.
 Prints ``PASS name`` or ``FAIL name: step N (do): …`` per scenario, then ``N passed, N failed``;
 exit 0 only when every scenario passed. The format is described in ``spec-kit/conformance/README.md``.
 
@@ -46,13 +49,20 @@ def default_kit() -> Path:
 # ---- executing one step (in the runner or in a host agent) -----------------------------------
 
 
+def client_for(where: str, **options: Any) -> AuthorityClient:
+    """A client of ``where``: a socket path, or ``tcp:HOST:PORT:TOKEN_FILE``."""
+    if where.startswith("tcp:"):
+        host, port, token_file = where[4:].split(":", 2)
+        return AuthorityClient.on_tcp(host, int(port), token_file, **options)
+    return AuthorityClient.on_socket(where, **options)
+
+
 class Executor:
     """Makes the calls of one host process; sessions are kept by name. JSON in, JSON out."""
 
     def __init__(self, socket_path: str) -> None:
         self.last_status = 0
-        self.client = AuthorityClient.on_socket(socket_path, retry=RetryPolicy(1, 0.0, 0.0),
-                                                observer=self._observe)
+        self.client = client_for(socket_path, retry=RetryPolicy(1, 0.0, 0.0), observer=self._observe)
         self.sessions: dict[str, Session] = {}
 
     def _observe(self, _method: str, _path: str, status: int) -> None:
@@ -467,6 +477,7 @@ def main(argv: list[str] | None = None) -> int:
                                  description="Run the conformance scenarios against a real helper.")
     ap.add_argument("--socket", help="the socket of a helper already serving")
     ap.add_argument("--jar", help="start a helper from this quarkus-run.jar (in a temporary directory)")
+    ap.add_argument("--tcp", action="store_true", help="with --jar: the helper serves loopback TCP with a token file")
     ap.add_argument("--kit", type=Path, default=None, help="the conformance kit (default: the repository's)")
     ap.add_argument("--agent", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("names", nargs="*", help="only these scenarios (name or file stem)")
@@ -491,8 +502,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if a.socket:
         return go(a.socket)
-    with Helper(a.jar) as h:
-        return go(h.socket)
+    with Helper(a.jar, tcp=a.tcp) as h:
+        return go(f"tcp:127.0.0.1:{h.port}:{h.token_file}" if a.tcp else h.socket)
 
 
 if __name__ == "__main__":

@@ -192,6 +192,12 @@ class TcpAndCliTest(unittest.TestCase):
             os.chmod(other / "token", 0o600)
             with self.assertRaises(E.HelperUntrusted):
                 AuthorityClient.on_tcp("127.0.0.1", h.port, str(other / "token")).authority()
+            # Every scenario over TCP too: each request proves the endpoint, then carries the token.
+            where = f"tcp:127.0.0.1:{h.port}:{h.token_file}"
+            for file, scenario in load_scenarios(KIT / "conformance"):
+                with self.subTest(file):
+                    r = run_scenario(where, KIT / "conformance", scenario)
+                    self.assertTrue(r.passed, f"{r.name} over TCP: {r.message}")
 
     def test_same_rules_as_snapshot_validate(self) -> None:
         files = sorted(str(p) for p in (KIT / "payload-corpus/public").glob("*.json") if p.name != "index.json")
