@@ -246,7 +246,6 @@ def run_scenario(socket_path: str, kit: Path, scenario: dict[str, Any], main: Ex
     if scenario.get("format") != FORMAT:
         return Result(name, False, f"format is {scenario.get('format')!r}, this runner reads {FORMAT!r}")
     st = _State(prefix="c" + secrets.token_hex(4) + "-" + name[:40])
-    own_main = main is None
     main = main or Executor(socket_path)
     i = -1
     try:
@@ -264,8 +263,6 @@ def run_scenario(socket_path: str, kit: Path, scenario: dict[str, Any], main: Ex
                 pass
             agent.kill()
         main.close_all()
-        if own_main:
-            main.client = None  # type: ignore[assignment]
 
 
 def _run_step(socket_path: str, kit: Path, st: _State, main: Executor, step: dict[str, Any]) -> None:
