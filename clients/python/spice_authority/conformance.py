@@ -231,6 +231,79 @@ def _subset(expected: Any, got: Any, path: str = "") -> str | None:
     return None
 
 
+#: Members each step needs, by ``do`` (README "Steps").
+STEP_MEMBERS: dict[str, tuple[str, ...]] = {
+    "open_session": ("session",), "close_session": ("session",), "authority": (), "start": ("session", "run"),
+    "sign": ("session", "run", "payload"), "resume": ("session", "run"), "release": ("session", "run"),
+    "get_run": ("run",), "list_runs": ("run",), "abandon": ("session", "run"),
+    "prepare_import": ("session", "envelope"), "consume": ("session", "import"), "activate": ("session", "import"),
+    "abort_import": ("session", "import"), "inspect": ("envelope",), "spawn_host": ("host",),
+    "kill_host": ("host",),
+}
+
+
+def check_scenario(kit: Path, scenario: dict[str, Any]) -> list[str]:
+    """What is wrong with a scenario file by the format (README), before any helper is asked:
+    unknown steps, missing members, payload files that do not exist, names used before they are
+    saved or opened, expectations a runner cannot check. Empty when it is well formed."""
+    problems: list[str] = []
+    if scenario.get("format") != FORMAT:
+        problems.append(f"format is {scenario.get('format')!r}, not {FORMAT!r}")
+    if not isinstance(scenario.get("name"), str) or not scenario["name"]:
+        problems.append("no name")
+    steps = scenario.get("steps")
+    if not isinstance(steps, list) or not steps:
+        return problems + ["no steps"]
+    sessions: set[str] = set()
+    hosts = {MAIN_HOST}
+    saved_envelopes: set[str] = set()
+    saved_imports: set[str] = set()
+    for i, step in enumerate(steps):
+        where = f"step {i}"
+        do = step.get("do")
+        if do not in STEP_MEMBERS:
+            problems.append(f"{where}: unknown step {do!r}")
+            continue
+        for m in STEP_MEMBERS[do]:
+            if m not in step:
+                problems.append(f"{where} ({do}): needs {m!r}")
+        if do == "spawn_host":
+            hosts.add(step.get("host", ""))
+        elif do == "kill_host":
+            if step.get("host") not in hosts:
+                problems.append(f"{where} (kill_host): no host {step.get('host')!r}")
+            hosts.discard(step.get("host", ""))
+        elif do == "open_session":
+            if step.get("host", MAIN_HOST) not in hosts:
+                problems.append(f"{where} (open_session): no host {step.get('host')!r}")
+            sessions.add(step.get("session", ""))
+        elif "session" in step and step["session"] not in sessions:
+            problems.append(f"{where} ({do}): session {step['session']!r} was never opened")
+        if "payload" in step and not (kit / "payloads" / step["payload"]).is_file():
+            problems.append(f"{where} ({do}): no payload file {step['payload']!r}")
+        if "envelope" in step and step["envelope"] not in saved_envelopes:
+            problems.append(f"{where} ({do}): envelope {step['envelope']!r} is used before it is saved")
+        if "import" in step and step["import"] not in saved_imports:
+            problems.append(f"{where} ({do}): import {step['import']!r} is used before it is saved")
+        expect = step.get("expect")
+        if expect is not None:
+            unknown = set(expect) - _EXPECT_KEYS
+            if unknown:
+                problems.append(f"{where} ({do}): expect members no runner checks: {sorted(unknown)}")
+            status = expect.get("status")
+            if not isinstance(status, int):
+                problems.append(f"{where} ({do}): expect needs an integer status")
+            elif (status >= 400) != ("code" in expect):
+                problems.append(f"{where} ({do}): a code goes with a status of 400 or more, and only there")
+            for ref in ("same_as", "differs_from"):
+                if ref in expect and expect[ref] not in (saved_envelopes | saved_imports):
+                    problems.append(f"{where} ({do}): {ref} names {expect[ref]!r}, which is not saved")
+        ok = expect is None or (isinstance(expect.get("status"), int) and expect["status"] < 400)
+        if "save" in step and ok:
+            (saved_envelopes if do == "sign" else saved_imports).add(step["save"])
+    return problems
+
+
 def load_scenarios(kit: Path, names: list[str] | None = None) -> list[tuple[str, dict[str, Any]]]:
     out = []
     for f in sorted((kit / "scenarios").glob("*.json")):
@@ -245,6 +318,9 @@ def run_scenario(socket_path: str, kit: Path, scenario: dict[str, Any], main: Ex
     name = str(scenario.get("name", "?"))
     if scenario.get("format") != FORMAT:
         return Result(name, False, f"format is {scenario.get('format')!r}, this runner reads {FORMAT!r}")
+    problems = check_scenario(kit, scenario)
+    if problems:
+        return Result(name, False, "malformed scenario: " + "; ".join(problems))
     st = _State(prefix="c" + secrets.token_hex(4) + "-" + name[:40])
     main = main or Executor(socket_path)
     i = -1

@@ -271,6 +271,45 @@ class EnvelopeVectorTest(unittest.TestCase):
                 EN.parse(bad)
 
 
+class ConformanceKitTest(unittest.TestCase):
+    """The scenarios are well formed, and their payload templates are what the README says."""
+
+    def test_every_scenario_is_well_formed(self) -> None:
+        from spice_authority.conformance import check_scenario, load_scenarios
+        scenarios = load_scenarios(KIT / "conformance")
+        self.assertGreaterEqual(len(scenarios), 13)
+        names = [s["name"] for _, s in scenarios]
+        self.assertEqual(len(names), len(set(names)), "scenario names are unique")
+        for file, scenario in scenarios:
+            with self.subTest(file):
+                self.assertEqual(check_scenario(KIT / "conformance", scenario), [])
+
+    def test_malformed_scenarios_are_reported(self) -> None:
+        from spice_authority.conformance import check_scenario
+        bad = {"format": "spice-authority-conformance/v1", "name": "bad", "steps": [
+            {"do": "sign", "session": "A", "run": "r", "payload": "absent.json"},
+            {"do": "prepare_import", "session": "A", "envelope": "never", "expect": {"status": 409}},
+            {"do": "jump"}]}
+        self.assertEqual(check_scenario(KIT / "conformance", bad), [
+            "step 0 (sign): session 'A' was never opened", "step 0 (sign): no payload file 'absent.json'",
+            "step 1 (prepare_import): session 'A' was never opened",
+            "step 1 (prepare_import): envelope 'never' is used before it is saved",
+            "step 1 (prepare_import): a code goes with a status of 400 or more, and only there",
+            "step 2: unknown step 'jump'"])
+
+    def test_payload_templates(self) -> None:
+        expected = {"suspended-turn-1.json": None, "suspended-turn-1-other.json": None,
+                    "suspended-turn-2.json": None, "completed.json": None,
+                    "noncanonical-space.json": "P-CANONICAL", "invalid-text-empty.json": "P-TEXT"}
+        files = sorted(p.name for p in (KIT / "conformance/payloads").glob("*.json"))
+        self.assertEqual(files, sorted(expected))
+        for name, rule in expected.items():
+            with self.subTest(name):
+                data = (KIT / "conformance/payloads" / name).read_bytes()
+                self.assertEqual(data.count(b"${run}"), 1)
+                self.assertEqual(P.validate(data.replace(b"${run}", b"c0123abcd-some-scenario-r1")), rule)
+
+
 class CanonicalizeCommandTest(unittest.TestCase):
     def run_main(self, *args: str) -> tuple[int, list[str]]:
         out = io.StringIO()

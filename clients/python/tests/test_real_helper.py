@@ -88,7 +88,7 @@ class ConformanceTest(unittest.TestCase):
         self.assertIn("this runner reads", run_scenario(SOCKET, KIT / "conformance", newer).message)
         unknown = {"format": "spice-authority-conformance/v1", "name": "unknown", "steps": [
             {"do": "authority", "expect": {"status": 200, "headers": {}}}]}
-        self.assertIn("cannot check", run_scenario(SOCKET, KIT / "conformance", unknown).message)
+        self.assertIn("no runner checks", run_scenario(SOCKET, KIT / "conformance", unknown).message)
 
 
 class ClientFlowTest(unittest.TestCase):
