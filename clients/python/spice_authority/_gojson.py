@@ -9,7 +9,11 @@ Standard library only; no recursion over caller data (depth is bounded like Go's
 
 from __future__ import annotations
 
+import re
+
 MAX_DEPTH = 10_000
+_STRING_SPECIAL = re.compile(rb'["\\\x00-\x1f]')
+_SIMPLE_ESCAPES = {0x22: '"', 0x5C: "\\", 0x2F: "/", 0x62: "\b", 0x66: "\f", 0x6E: "\n", 0x72: "\r", 0x74: "\t"}
 
 _WS = b" \t\n\r"
 _DIGITS = b"0123456789"
@@ -215,44 +219,42 @@ class Reader:
     def _scan_string(self) -> bool:
         """Skips a string at ``pos`` (a quote); True when it has no escape and is plain ASCII."""
         d, e = self.data, self.end
-        p = self.pos + 1
-        simple = True
+        start = p = self.pos + 1
+        escaped = False
         while True:
-            if p >= e:
-                self.pos = p
+            m = _STRING_SPECIAL.search(d, p)
+            if m is None:
+                self.pos = e
                 raise self.error("unexpected end of JSON input")
-            c = d[p]
+            q = m.start()
+            c = d[q]
             if c == 0x22:
-                self.pos = p + 1
-                return simple
-            if c == 0x5C:
-                simple = False
-                if p + 1 >= e:
-                    self.pos = p + 1
-                    raise self.error("unexpected end of JSON input")
-                esc = d[p + 1]
-                if esc in b'"\\/bfnrt':
-                    p += 2
-                    continue
-                if esc == 0x75:
-                    for k in range(4):
-                        q = p + 2 + k
-                        if q >= e:
-                            self.pos = q
-                            raise self.error("unexpected end of JSON input")
-                        if d[q] not in b"0123456789abcdefABCDEF":
-                            self.pos = q
-                            raise self.error("invalid character in \\u hexadecimal character escape")
-                    p += 6
-                    continue
-                self.pos = p + 1
-                raise self.error("invalid character in string escape code")
+                self.pos = q + 1
+                return not escaped and d[start:q].isascii()
             if c < 0x20:
-                self.pos = p
+                self.pos = q
                 raise self.error("invalid character in string literal")
-            if c >= 0x80:
-                simple = False
-            p += 1
+            escaped = True  # a backslash
+            if q + 1 >= e:
+                self.pos = q + 1
+                raise self.error("unexpected end of JSON input")
+            esc = d[q + 1]
+            if esc in b'"\\/bfnrt':
+                p = q + 2
+                continue
+            if esc == 0x75:
+                for k in range(4):
+                    r = q + 2 + k
+                    if r >= e:
+                        self.pos = r
+                        raise self.error("unexpected end of JSON input")
+                    if d[r] not in b"0123456789abcdefABCDEF":
+                        self.pos = r
+                        raise self.error("invalid character in \\u hexadecimal character escape")
+                p = q + 6
+                continue
+            self.pos = q + 1
+            raise self.error("invalid character in string escape code")
 
     def read_string(self) -> str:
         self.substituted = False
@@ -273,40 +275,52 @@ class Reader:
         out: list[str] = []
         i, stop = 0, len(s)
         while i < stop:
-            b = s[i]
-            if b == 0x5C:
-                e = s[i + 1]
-                if e == 0x75:
-                    r = int(s[i + 2:i + 6], 16)
-                    i += 6
-                    if 0xD800 <= r <= 0xDFFF:
-                        if r <= 0xDBFF and i + 6 <= stop and s[i] == 0x5C and s[i + 1] == 0x75:
-                            r2 = int(s[i + 2:i + 6], 16)
-                            if 0xDC00 <= r2 <= 0xDFFF:
-                                out.append(chr(0x10000 + ((r - 0xD800) << 10) + (r2 - 0xDC00)))
-                                i += 6
-                                continue
-                        out.append("\ufffd")
-                        self.substituted = True
-                    else:
-                        out.append(chr(r))
-                    continue
-                out.append({0x22: '"', 0x5C: "\\", 0x2F: "/", 0x62: "\b", 0x66: "\f",
-                            0x6E: "\n", 0x72: "\r", 0x74: "\t"}[e])
-                i += 2
+            j = s.find(b"\\", i)
+            if j < 0:
+                j = stop
+            if j > i:
+                out.append(self._utf8(s[i:j]))
+                i = j
+                if i >= stop:
+                    break
+            e = s[i + 1]
+            if e == 0x75:
+                r = int(s[i + 2:i + 6], 16)
+                i += 6
+                if 0xD800 <= r <= 0xDFFF:
+                    # A valid pair is a high surrogate escape followed by a low one.
+                    if r <= 0xDBFF and i + 6 <= stop and s[i] == 0x5C and s[i + 1] == 0x75:
+                        r2 = int(s[i + 2:i + 6], 16)
+                        if 0xDC00 <= r2 <= 0xDFFF:
+                            out.append(chr(0x10000 + ((r - 0xD800) << 10) + (r2 - 0xDC00)))
+                            i += 6
+                            continue
+                    out.append("\ufffd")
+                    self.substituted = True
+                else:
+                    out.append(chr(r))
                 continue
-            if b < 0x80:
-                out.append(chr(b))
-                i += 1
-                continue
-            n = _utf8_seq_len(s, i, stop)
+            out.append(_SIMPLE_ESCAPES[e])
+            i += 2
+        return "".join(out)
+
+    def _utf8(self, chunk: bytes) -> str:
+        """Go's decoding of raw bytes: each invalid UTF-8 byte becomes U+FFFD."""
+        try:
+            return chunk.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        out: list[str] = []
+        i, stop = 0, len(chunk)
+        while i < stop:
+            n = _utf8_seq_len(chunk, i, stop)
             if n == 0:
                 out.append("\ufffd")
                 self.substituted = True
                 i += 1
-                continue
-            out.append(s[i:i + n].decode("utf-8"))
-            i += n
+            else:
+                out.append(chunk[i:i + n].decode("utf-8"))
+                i += n
         return "".join(out)
 
     # -- containers
@@ -453,40 +467,24 @@ def write_string(s: str) -> bytes:
     return b'"' + raw + b'"'
 
 
+_RAW_SEGMENTS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[ \t\n\r]+|[^" \t\n\r]+', re.S)
+_HTML = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
+         (b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
+
+
 def compact_raw(src: bytes) -> bytes:
-    """Go's ``compact(dst, src, escape=true)`` of one syntactically valid value."""
+    """Go's ``compact(dst, src, escape=true)`` of one syntactically valid value: white space outside
+    strings removed; ``<``, ``>``, ``&``, U+2028 and U+2029 escaped; nothing else changed."""
+    src = bytes(src)
     if not any(c in src for c in b" \t\n\r<>&") and b"\xe2\x80\xa8" not in src and b"\xe2\x80\xa9" not in src:
-        return bytes(src)
-    out = bytearray()
-    in_string = False
-    escaped = False
-    i, n = 0, len(src)
-    while i < n:
-        c = src[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif c == 0x5C:
-                escaped = True
-            elif c == 0x22:
-                in_string = False
-        else:
-            if c in _WS:
-                i += 1
-                continue
-            if c == 0x22:
-                in_string = True
-        if c == 0x3C:
-            out += b"\\u003c"
-        elif c == 0x3E:
-            out += b"\\u003e"
-        elif c == 0x26:
-            out += b"\\u0026"
-        elif c == 0xE2 and i + 2 < n and src[i + 1] == 0x80 and src[i + 2] in (0xA8, 0xA9):
-            out += b"\\u2028" if src[i + 2] == 0xA8 else b"\\u2029"
-            i += 3
+        return src
+    out = []
+    for m in _RAW_SEGMENTS.finditer(src):
+        seg = m.group()
+        if seg[0] in b" \t\n\r":
             continue
-        else:
-            out.append(c)
-        i += 1
-    return bytes(out)
+        for old, new in _HTML:
+            if old in seg:
+                seg = seg.replace(old, new)
+        out.append(seg)
+    return b"".join(out)
