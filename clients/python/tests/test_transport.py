@@ -156,6 +156,17 @@ class SocketTransportTest(unittest.TestCase):
             self.assertTrue(cm.exception.nothing_sent)
             self.assertEqual(fake.requests, [])  # the refusal came before any byte was written
 
+    def test_without_so_peercred_the_socket_is_refused(self) -> None:
+        from unittest import mock
+
+        from spice_authority import transport
+        with FakeHelper(fixed(answer(200, RUN))) as fake:
+            with mock.patch.object(transport.socket, "SO_PEERCRED", None, create=True):
+                with self.assertRaisesRegex(E.HelperUntrusted, "no SO_PEERCRED") as cm:
+                    AuthorityClient.on_socket(fake.socket_path).run("run-1")
+            self.assertTrue(cm.exception.nothing_sent)
+            self.assertEqual(fake.requests, [])
+
     def test_no_socket_is_unreachable_and_retried(self) -> None:
         slept: list[float] = []
         c = AuthorityClient.on_socket("/nonexistent/spice.sock", retry=RetryPolicy(3, 0.01, 0.02),
