@@ -78,7 +78,7 @@ public final class HostStoreBench {
     private static void run(Path dir, int ops, int runs) throws Exception {
         System.out.printf("HostStoreBench: %d operations each, %d runs recovered, in %s, load %s%n", ops, runs, dir,
                 SuspendSideBySide.loadAverage());
-        byte[] payload = payload("bench-run", 4, 9);
+        byte[] payload = payload("bench-run", 3, 9);
         byte[] envelope = Envelopes.unsigned(Snapshot.decode(payload)).seal(new Claim(new byte[32], 1, new byte[32])).toBinary();
         int eventBytes = 140; // an event row: run ID, sequence, kind, turn, identifiers and a 32-byte digest
 
@@ -146,7 +146,7 @@ public final class HostStoreBench {
         Collections.sort(perRun);
         System.out.printf("  recover() per run (%d suspended runs, 3 stores): median %.3f ms (%s); %.2fx the bare "
                 + "commit of its checkpoint's bytes%n", runs, perRun.get(1) / 1e6, perRun.stream()
-                .map(n -> String.format("%.3f", n / 1e6)).toList(), perRun.get(1) / bc);
+                .map(n -> String.format("%.3f", n / 1e6)).toList(), perRun.get(1) / 1e6 / bc);
     }
 
     /** Nanoseconds per run of one recover() over {@code runs} suspended runs. */
@@ -214,6 +214,7 @@ public final class HostStoreBench {
         return c;
     }
 
+    /** Milliseconds. */
     private static double median(List<Long> n) {
         return SuspendSideBySide.median(n);
     }
@@ -222,7 +223,7 @@ public final class HostStoreBench {
         double m = median(nanos);
         List<Long> s = new ArrayList<>(nanos);
         Collections.sort(s);
-        System.out.printf("  %-46s median %.3f ms  p90 %.3f ms  %.2fx%n", what, m / 1e6,
+        System.out.printf("  %-46s median %.3f ms  p90 %.3f ms  %.2fx%n", what, m,
                 s.get((int) (s.size() * 0.9)) / 1e6, m / baseline);
     }
 

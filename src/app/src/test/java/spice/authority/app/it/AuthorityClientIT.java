@@ -128,7 +128,7 @@ class AuthorityClientIT {
     }
 
     @Test
-    void readmeEngineExample_runsAsWritten_asTwoProcesses() throws Exception {
+    void readmeEngineExample_runsAsWritten_crashThenRecover() throws Exception {
         Path repo = Path.of("../..").toAbsolutePath().normalize();
         String readme = Files.readString(repo.resolve("README.md"));
         int begin = readme.indexOf("<!-- engine-example:begin -->");
@@ -138,28 +138,33 @@ class AuthorityClientIT {
         String block = readme.substring(begin, end);
         Path source = root.resolve("EngineExample.java");
         Files.writeString(source, block.substring(block.indexOf("```java\n") + 8, block.lastIndexOf("```")));
-        Path envelope = root.resolve("clock.pb");
 
         List<String> classpath = new ArrayList<>();
-        for (Class<?> c : new Class<?>[] {AuthorityClient.class, RunId.class, com.google.protobuf.InvalidProtocolBufferException.class}) {
+        for (Class<?> c : new Class<?>[] {AuthorityClient.class, RunId.class, com.google.protobuf.InvalidProtocolBufferException.class,
+                spice.authority.host.store.HostStore.class, org.sqlite.JDBC.class}) {
             classpath.add(Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
         }
         String out = "";
-        for (String mode : List.of("suspend", "resume")) {
-            ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "--class-path", String.join(java.io.File.pathSeparator, classpath), source.toString(), mode, envelope.toString())
-                    .redirectErrorStream(true);
+        List<Integer> exits = new ArrayList<>();
+        for (List<String> mode : List.of(List.of("crash"), List.<String>of())) {
+            List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "--class-path", String.join(java.io.File.pathSeparator, classpath), source.toString()));
+            cmd.addAll(mode);
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
             pb.environment().put("XDG_RUNTIME_DIR", root.resolve("xdg").toString());
+            pb.environment().put("XDG_STATE_HOME", root.resolve("state").toString());
             Process run = pb.start();
             out += new String(run.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertThat(run.waitFor(120, TimeUnit.SECONDS)).isTrue();
-            assertThat(run.exitValue()).as(out).isZero();
+            exits.add(run.exitValue());
         }
+        assertThat(exits).as(out).containsExactly(137, 0);
         assertThat(out).isEqualTo("""
                 suspended at sequence 9
-                resumed at sequence 10
+                suspended_checkpoint clock-run
                 completed after 2 turns
                 """);
+        assertThat(root.resolve("state/spice-authority/hosts/clock-agent.db")).isRegularFile();
         AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(helper.socket)).build();
         assertThat(client.run("clock-run").phase()).isEqualTo("COMPLETED");
     }
