@@ -97,8 +97,8 @@ public class ConnectionGate {
         }
         installed = true;
         LOG.infof("connection caps: %d connections (Unix socket; TCP with the token), %d TCP connections without the token "
-                        + "for at most %s each%s", config.maxConnections(), config.maxUnauthenticatedConnections(),
-                config.unauthenticatedTimeout(), checksTcpUsers() ? "; TCP peers of other users are refused" : "");
+                        + "for at most %d ms each%s", config.maxConnections(), config.maxUnauthenticatedConnections(),
+                config.unauthenticatedTimeout().toMillis(), checksTcpUsers() ? "; TCP peers of other users are refused" : "");
     }
 
     /** The listening channel of a running Vert.x server (its bind future's channel), or null. */
