@@ -15,9 +15,9 @@ import java.nio.file.Path;
  * {@code rem_address} is the other, and its {@code uid} column (the socket's owner, as the kernel
  * recorded it when the socket was created, translated into the reader's user namespace).
  *
- * <p><b>Guarantees.</b> Fails closed: an answer is given only when at least one row matches both
- * ends exactly and every matching row names the same uid; no row, rows that disagree, or text that
- * is not what the kernel writes is an {@link IOException}. The tables are those of the reader's
+ * <p><b>Guarantees.</b> Fails closed: an answer is given only when at least one row of a table
+ * matches both ends exactly and every matching row of that table names the same uid; no row, rows
+ * that disagree, or text that is not what the kernel writes is an {@link IOException}. The tables are those of the reader's
  * network namespace, which is the one of every loopback peer that can reach the helper.
  *
  * <p>RACE: the table is read after the connection was accepted; the peer's socket cannot change
@@ -38,46 +38,53 @@ final class ProcNetTcp {
      *     cannot be read or parsed
      */
     static long ownerUid(InetSocketAddress end, InetSocketAddress other) throws IOException {
-        String[] texts = new String[TABLES.length];
-        for (int i = 0; i < TABLES.length; i++) {
+        // A connection's address pair is unique among the kernel's sockets, so the first table
+        // that names it is the answer: an IPv4 client costs one read (about a millisecond here:
+        // the kernel walks its whole hash table for each read, however few sockets there are).
+        for (Path table : TABLES) {
+            String text;
             try {
-                texts[i] = new String(Files.readAllBytes(TABLES[i]), StandardCharsets.US_ASCII);
+                text = new String(Files.readAllBytes(table), StandardCharsets.US_ASCII);
             } catch (java.nio.file.NoSuchFileException e) {
-                texts[i] = ""; // no IPv6 in this kernel: that table has no rows
+                continue; // no IPv6 in this kernel: that table has no rows
+            }
+            long uid = ownerUid(end, other, ByteOrder.nativeOrder(), text);
+            if (uid >= 0) {
+                return uid;
             }
         }
-        return ownerUid(end, other, ByteOrder.nativeOrder(), texts);
+        throw new IOException("no TCP socket " + end + " connected to " + other + " in /proc/net/tcp or tcp6");
     }
 
-    /** {@link #ownerUid(InetSocketAddress, InetSocketAddress)} over the given tables' text. */
-    static long ownerUid(InetSocketAddress end, InetSocketAddress other, ByteOrder order, String... tables) throws IOException {
+    /**
+     * The owner of the row naming {@code end} connected to {@code other} in one table's text, or
+     * -1 when none does.
+     *
+     * @throws IOException when rows that name it disagree, or the text is not the kernel's
+     */
+    static long ownerUid(InetSocketAddress end, InetSocketAddress other, ByteOrder order, String table) throws IOException {
         if (end.getAddress() == null || other.getAddress() == null) {
             throw new IOException("TCP peer " + end + " has no resolved address");
         }
         long found = -1;
-        for (String table : tables) {
-            String[] lines = table.split("\n");
-            for (int i = 1; i < lines.length; i++) {
-                String line = lines[i].strip();
-                if (line.isEmpty()) {
-                    continue;
-                }
-                String[] f = line.split("\\s+");
-                if (f.length < 10) {
-                    throw new IOException("/proc/net/tcp row is malformed");
-                }
-                if (!matches(f[1], end, order) || !matches(f[2], other, order)) {
-                    continue;
-                }
-                long uid = unsignedDecimal(f[7]);
-                if (found >= 0 && found != uid) {
-                    throw new IOException("TCP peer " + end + " is named by rows of different owners");
-                }
-                found = uid;
+        String[] lines = table.split("\n");
+        for (int i = 1; i < lines.length; i++) {
+            String line = lines[i].strip();
+            if (line.isEmpty()) {
+                continue;
             }
-        }
-        if (found < 0) {
-            throw new IOException("no TCP socket " + end + " connected to " + other + " in /proc/net/tcp or tcp6");
+            String[] f = line.split("\\s+");
+            if (f.length < 10) {
+                throw new IOException("/proc/net/tcp row is malformed");
+            }
+            if (!matches(f[1], end, order) || !matches(f[2], other, order)) {
+                continue;
+            }
+            long uid = unsignedDecimal(f[7]);
+            if (found >= 0 && found != uid) {
+                throw new IOException("TCP peer " + end + " is named by rows of different owners");
+            }
+            found = uid;
         }
         return found;
     }
