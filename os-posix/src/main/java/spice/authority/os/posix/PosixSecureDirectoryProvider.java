@@ -76,6 +76,33 @@ public final class PosixSecureDirectoryProvider implements SecureDirectoryProvid
         return new DarwinPeer(DarwinSyscalls.LIBC, DarwinLayout.of(p)).read(socketFd);
     }
 
+    /** Linux: the owner column of {@code /proc/net/tcp} and {@code tcp6} ({@code ProcNetTcp}). macOS: no. */
+    @Override
+    public boolean identifiesTcpPeerUsers() {
+        return PosixPlatform.current().map(p -> p.name.startsWith("linux-")).orElse(false);
+    }
+
+    /**
+     * Linux: the row of the client's socket (local address {@code peer}, remote address
+     * {@code local}) must name the helper's effective uid.
+     *
+     * <p>SECURITY: the check runs before the helper reads a byte of the connection, so a process of
+     * another user can neither fetch the endpoint proof nor hold a connection (the TCP listener is
+     * reachable by every local user; the token file is not).
+     */
+    @Override
+    public void requireTcpPeerOfThisUser(java.net.InetSocketAddress peer, java.net.InetSocketAddress local)
+            throws java.io.IOException {
+        if (!identifiesTcpPeerUsers()) {
+            throw new UnsupportedOperationException("no TCP peer users on " + platform());
+        }
+        long uid = ProcNetTcp.ownerUid(peer, local);
+        long mine = Syscalls.LIBC.geteuid();
+        if (uid != mine) {
+            throw new java.io.IOException("TCP peer " + peer + " belongs to uid " + uid + ", not this user (uid " + mine + ")");
+        }
+    }
+
     /**
      * Linux: {@code $XDG_STATE_HOME} (when absolute) or {@code $HOME/.local/state}; macOS:
      * {@code $HOME/Library/Application Support}; then {@code spice-agent/authority}.

@@ -79,6 +79,34 @@ public interface SecureDirectoryProvider {
     }
 
     /**
+     * Whether {@link #requireTcpPeerOfThisUser} answers on this platform (Linux: the owner column
+     * of {@code /proc/net/tcp}). A helper serving TCP on such a platform refuses every connection
+     * whose client end is not proven this user's before it reads a byte of it. Platforms that
+     * identify the peer's process ({@link #identifiesTcpPeers()}) prove the user that way instead.
+     */
+    default boolean identifiesTcpPeerUsers() {
+        return false;
+    }
+
+    /**
+     * Proves that the client end {@code peer} of a loopback TCP connection to the helper's end
+     * {@code local} is a socket of the helper's own (effective) user; returns nothing and throws
+     * otherwise.
+     *
+     * <p>The default refuses (no silent fallback): only a platform whose
+     * {@link #identifiesTcpPeerUsers()} is true answers.
+     *
+     * @throws java.io.IOException when the owner is not proven this user (no matching connection,
+     *     another user, a table that cannot be read): the connection must be refused; the message
+     *     names addresses and uids only
+     * @throws UnsupportedOperationException if this platform does not identify TCP peers' users
+     */
+    default void requireTcpPeerOfThisUser(java.net.InetSocketAddress peer, java.net.InetSocketAddress local)
+            throws java.io.IOException {
+        throw new UnsupportedOperationException("no TCP peer users on " + platform());
+    }
+
+    /**
      * The pid of the process of this user that owns the client end of a loopback TCP connection
      * to the helper (Windows: the owning pid of the client's row in {@code GetExtendedTcpTable},
      * then the user SID of that process's token compared with the helper's).

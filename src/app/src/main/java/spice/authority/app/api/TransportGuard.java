@@ -28,6 +28,10 @@ import spice.authority.os.SecureDirectories;
  * for sessions. On TCP exactly one request needs no token, {@code GET /v1/endpoint-proof}
  * ({@link EndpointProof}): it answers a MAC of the caller's nonce, so a client can prove the server
  * holds the token before it sends it; the peer-process check applies to it as to every request.
+ * Connections themselves are counted and bounded from their accept by {@link ConnectionGate}
+ * (which also refuses another user's TCP connection where the platform tells its owner); a
+ * request with the token moves its TCP connection into the authenticated count, and a
+ * Unix-socket request is charged to the process its credentials name, which must still run.
  */
 @ApplicationScoped
 public class TransportGuard {
@@ -92,10 +96,13 @@ public class TransportGuard {
                 fail(rc, 401, "unauthorized", "the caller's user id differs from the helper's", true);
                 return;
             }
-            if (!admitted(rc.request().connection(), pc.pid())) {
-                fail(rc, 429, "busy", "process " + pc.pid() + " has " + quotas.connectionsOf(pc.pid())
-                        + " open connections; the quota spice.authority.max-connections-per-process is "
-                        + quotas.maxConnectionsPerProcess(), true);
+            if (!connections.covers(channelOf(rc))) {
+                fail(rc, 503, "unavailable", NOT_ADMITTED, true);
+                return;
+            }
+            Refusal r = charge(channelOf(rc), pc.pid());
+            if (r != null) {
+                fail(rc, r.status(), r.code(), r.detail(), true);
                 return;
             }
             rc.put(PEER_PID, (long) pc.pid());
@@ -106,12 +113,24 @@ public class TransportGuard {
                 fail(rc, 401, "unauthorized", a.refusal(), true);
                 return;
             }
+            Channel ch = channelOf(rc);
+            if (ch == null || !connections.covers(ch)) {
+                fail(rc, 503, "unavailable", NOT_ADMITTED, true);
+                return;
+            }
+            // A request with the token moves its connection out of the small count of connections
+            // without it (ConnectionGate); the endpoint proof leaves it there, on its deadline.
+            if (!isEndpointProof(rc) && !connections.authenticated(ch)) {
+                fail(rc, 503, "unavailable", "the helper has " + connections.authenticatedCount()
+                        + " connections open that presented the token; the limit spice.authority.max-connections is "
+                        + connections.maxConnections(), true);
+                return;
+            }
             if (ctx.tcpPeersIdentified()) {
                 long pid = a.pid();
-                if (!admitted(rc.request().connection(), (int) pid)) {
-                    fail(rc, 429, "busy", "process " + pid + " has " + quotas.connectionsOf(pid)
-                            + " open connections; the quota spice.authority.max-connections-per-process is "
-                            + quotas.maxConnectionsPerProcess(), true);
+                Refusal r = charge(ch, pid);
+                if (r != null) {
+                    fail(rc, r.status(), r.code(), r.detail(), true);
                     return;
                 }
                 rc.put(PEER_PID, pid);
@@ -198,29 +217,92 @@ public class TransportGuard {
     @Inject
     ProblemMappers problems;
 
-    /** Attribute marking a connection already counted against its process's connection quota. */
-    private static final AttributeKey<Boolean> COUNTED = AttributeKey.valueOf("spice.peer.counted");
+    @Inject
+    ConnectionGate connections;
+
+    /** The detail of a refusal of a connection that the connection gate did not admit. */
+    static final String NOT_ADMITTED = "this connection was not admitted by the helper's connection checks; open a new one";
+
+    /** A refusal of the transport layer: status, code and detail. */
+    record Refusal(int status, String code, String detail) {}
+
+    /** The process a connection is charged to: its pid and that process's start time. */
+    private record Charge(long pid, long startTime, boolean admitted) {}
+
+    /** Attribute holding the process a connection is counted against (its connection quota). */
+    private static final AttributeKey<Charge> CHARGE = AttributeKey.valueOf("spice.peer.charge");
 
     /**
-     * Counts a Unix-socket connection against its process's quota the first time one of its
-     * requests arrives; the count drops when the connection closes. A connection over the quota
-     * is refused (and closed) on every request.
+     * Counts the connection against the quota of the process named by this request's peer
+     * credentials, and refuses the request unless that process still runs.
+     *
+     * <p>SECURITY: the quota bounds the connections a process <em>uses</em>, not the ones it made.
+     * A connection is charged to the pid its request names (SO_PEERCRED on Linux: the process that
+     * called connect(2), fixed for the socket's life; LOCAL_PEERPID on macOS: the socket's last
+     * user, read on every request) together with that process's start time, and is served only
+     * while that very process runs. Linux never tells which process holds a descriptor now: a
+     * process that receives connections over SCM_RIGHTS from short-lived children (each within
+     * its own quota) is refused on each of them once the child that made it has exited, so the
+     * connections a set of processes can use are at most the quota times the number of those
+     * processes still running, and all of them together at most max-connections (ConnectionGate).
+     * When the pid named changes (macOS), the charge moves to the new process, within its quota.
+     *
+     * <p>RACE: the creator may exit and its pid be reused by a new process of the same user
+     * between connect(2) and the first request; the connection is then charged to that process,
+     * which counts it within its own quota as if it had made it.
+     *
+     * @return null when admitted
      */
-    private boolean admitted(HttpConnection conn, int pid) {
-        if (!(conn instanceof ConnectionBase cb)) {
-            return false;
+    private Refusal charge(Channel ch, long pid) {
+        java.util.OptionalLong started;
+        try {
+            started = serve.processes().startTime(pid);
+        } catch (spice.authority.os.ProcessWatchException e) {
+            return new Refusal(503, "unavailable", "cannot establish whether process " + pid
+                    + ", at the other end of this connection, still runs; retry");
         }
-        Channel ch = cb.channel();
-        Boolean counted = ch.attr(COUNTED).get();
-        if (counted != null) {
-            return counted;
+        Charge c = ch.attr(CHARGE).get();
+        if (c != null && c.pid() == pid) {
+            if (!c.admitted()) {
+                return overQuota(pid);
+            }
+            if (started.isEmpty() || started.getAsLong() != c.startTime()) {
+                return exited(pid);
+            }
+            return null;
         }
+        if (started.isEmpty()) {
+            return exited(pid);
+        }
+        // The first request, or (macOS) another process now uses the connection: the charge moves.
         boolean ok = quotas.connectionOpened(pid);
-        ch.attr(COUNTED).set(ok);
-        if (ok) {
-            ch.closeFuture().addListener(f -> quotas.connectionClosed(pid));
+        ch.attr(CHARGE).set(new Charge(pid, started.getAsLong(), ok));
+        if (c == null) {
+            ch.closeFuture().addListener(f -> {
+                Charge last = ch.attr(CHARGE).getAndSet(null);
+                if (last != null && last.admitted()) {
+                    quotas.connectionClosed(last.pid());
+                }
+            });
+        } else if (c.admitted()) {
+            quotas.connectionClosed(c.pid());
         }
-        return ok;
+        return ok ? null : overQuota(pid);
+    }
+
+    private Refusal overQuota(long pid) {
+        return new Refusal(429, "busy", "process " + pid + " has " + quotas.connectionsOf(pid)
+                + " open connections; the quota spice.authority.max-connections-per-process is "
+                + quotas.maxConnectionsPerProcess());
+    }
+
+    private static Refusal exited(long pid) {
+        return new Refusal(503, "unavailable", "process " + pid + ", which this connection's peer credentials name, "
+                + "has exited: a connection is served only while that process runs; open a new connection");
+    }
+
+    private static Channel channelOf(RoutingContext rc) {
+        return rc.request().connection() instanceof ConnectionBase cb ? cb.channel() : null;
     }
 
     /** The largest body any route accepts: an envelope in its JSON mapping. */
@@ -300,10 +382,11 @@ public class TransportGuard {
      * pid to its start time and user, and the token is still checked on every request.
      */
     private static long tcpPeerPid(HttpConnection conn) {
-        if (!(conn instanceof ConnectionBase cb)) {
-            return -1;
-        }
-        Channel ch = cb.channel();
+        return conn instanceof ConnectionBase cb ? tcpPeerPid(cb.channel()) : -1;
+    }
+
+    /** {@link #tcpPeerPid(HttpConnection)} of a channel; also asked by the connection gate at accept. */
+    static long tcpPeerPid(Channel ch) {
         Long cached = ch.attr(TCP_OWNER).get();
         if (cached != null) {
             return cached;

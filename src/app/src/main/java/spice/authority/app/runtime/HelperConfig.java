@@ -44,6 +44,24 @@ public interface HelperConfig {
     int maxConnectionsPerProcess();
 
     /**
+     * Most open connections of all hosts: every Unix-socket connection, and the TCP connections
+     * that presented the bearer token; the one past it is closed ({@code api/ConnectionGate}).
+     */
+    @WithDefault("512")
+    int maxConnections();
+
+    /**
+     * Most open TCP connections that have not (yet) presented the bearer token, counted apart
+     * from {@link #maxConnections()}; the one past it is closed as it is accepted.
+     */
+    @WithDefault("64")
+    int maxUnauthenticatedConnections();
+
+    /** How long a TCP connection may stay open, from its accept, without presenting the token. */
+    @WithDefault("10s")
+    Duration unauthenticatedTimeout();
+
+    /**
      * Descriptors kept free for the helper's own work: a new session, lease or import is
      * {@code busy} when fewer would remain below the process's descriptor limit.
      */

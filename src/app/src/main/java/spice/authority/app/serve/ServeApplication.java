@@ -35,11 +35,13 @@ public final class ServeApplication implements QuarkusApplication {
     private final SessionRegistry sessions;
 
     private final io.quarkus.vertx.http.HttpServer server;
+    private final spice.authority.app.api.ConnectionGate connections;
 
     @Inject
     ServeApplication(ServeContext ctx, HelperConfig config, RequestGate gate, SessionRegistry sessions,
-                     io.quarkus.vertx.http.HttpServer server) {
+                     io.quarkus.vertx.http.HttpServer server, spice.authority.app.api.ConnectionGate connections) {
         this.server = server;
+        this.connections = connections;
         this.ctx = ctx;
         this.config = config;
         this.gate = gate;
@@ -56,6 +58,15 @@ public final class ServeApplication implements QuarkusApplication {
         // JVM's default of running hooks and exiting 143.
         for (String name : new String[] {"TERM", "INT"}) {
             sun.misc.Signal.handle(new sun.misc.Signal(name), sig -> Quarkus.asyncExit(0));
+        }
+        // SECURITY: the connection caps are in place before anyone is told where to connect;
+        // without them the helper does not serve.
+        try {
+            connections.install();
+        } catch (RuntimeException e) {
+            LOG.errorf("refused to start: %s", e.getMessage());
+            drain();
+            return 1;
         }
         System.out.println("listening on " + shown);
         System.out.flush();

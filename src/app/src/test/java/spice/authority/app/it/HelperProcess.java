@@ -70,8 +70,13 @@ final class HelperProcess implements AutoCloseable {
      * (With port 0 the helper prints port 0, not the port it got.)
      */
     static HelperProcess startTcp(Path authorityDir, Path tokenFile) throws IOException {
+        return startTcp(authorityDir, tokenFile, List.of());
+    }
+
+    /** As {@link #startTcp(Path, Path)}, with extra JVM options (settings as system properties). */
+    static HelperProcess startTcp(Path authorityDir, Path tokenFile, List<String> jvmOptions) throws IOException {
         // Port 0: the helper must print the port the system gave it, which every test then uses.
-        HelperProcess h = start(command("serve", "--authority-dir", authorityDir.toString(), "--listen", "127.0.0.1:0",
+        HelperProcess h = start(command(jvmOptions, "serve", "--authority-dir", authorityDir.toString(), "--listen", "127.0.0.1:0",
                 "--token-file", tokenFile.toString()), null);
         if (h.port() == 0) {
             h.process.destroyForcibly();

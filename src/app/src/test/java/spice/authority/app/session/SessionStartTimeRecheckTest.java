@@ -523,6 +523,21 @@ class SessionStartTimeRecheckTest {
         }
 
         @Override
+        public int maxConnections() {
+            return 512;
+        }
+
+        @Override
+        public int maxUnauthenticatedConnections() {
+            return 64;
+        }
+
+        @Override
+        public Duration unauthenticatedTimeout() {
+            return Duration.ofSeconds(10);
+        }
+
+        @Override
         public int fdReserve() {
             return 64;
         }
