@@ -46,16 +46,7 @@ public final class SoakHost {
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
-        Thread.ofPlatform().daemon().start(() -> {
-            try {
-                while (System.in.read() >= 0) {
-                    // discard
-                }
-            } catch (IOException ignored) {
-                // closed
-            }
-            Runtime.getRuntime().halt(1);
-        });
+        spice.authority.host.demo.DemoHost.exitWhenInputCloses();
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         Random random = new Random(seed);
         AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(Path.of(socket))).build();

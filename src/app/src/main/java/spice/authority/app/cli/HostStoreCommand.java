@@ -7,10 +7,10 @@ import picocli.CommandLine.Spec;
 @Command(name = "host-store",
         mixinStandardHelpOptions = true,
         description = {
-            "Look into a host application's durable run store (spice.authority.host.store).",
-            "A host that records its runs in a store can be restarted with nothing but the",
-            "store's file: HostStore.recover() resumes its suspended runs exactly once and",
-            "reports the runs a crash cut off."
+            "Look into a host application's durable run store.",
+            "A host that records its runs in a store (spice.authority.host.store) can be",
+            "restarted with nothing but the store's file: HostStore.recover() resumes its",
+            "suspended runs exactly once and reports the runs a crash cut off."
         },
         commandListHeading = "%nCommands:%n",
         footerHeading = "%nExamples:%n",

@@ -21,11 +21,12 @@ import spice.authority.host.store.StoreException;
 @Command(name = "inspect",
         mixinStandardHelpOptions = true,
         description = {
-            "Show a host store's runs, checkpoints, open tool calls, crash epochs and",
-            "recovery decisions. Read-only and safe while the host writes: it takes no lock",
-            "and writes nothing. The file must meet the store's rules (your own, no access",
-            "for group or others, in a 0700 directory, not a symbolic link). No payload,",
-            "envelope or conversation text is shown."
+            "Show what a host store holds, without writing to it.",
+            "Its runs, checkpoints, open tool calls, crash epochs and recovery decisions.",
+            "Read-only and safe while the host writes: it takes no lock and writes nothing.",
+            "The file must meet the store's rules (your own, no access for group or",
+            "others, in a 0700 directory, not a symbolic link). No payload, envelope",
+            "or conversation text is shown."
         },
         footerHeading = "%nExit codes:%n",
         footer = {
@@ -52,8 +53,10 @@ public final class HostStoreInspectCommand implements java.util.concurrent.Calla
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         if (System.getProperty("slf4j.provider") == null) {
-            // sqlite-jdbc logs through SLF4J; this plain-JVM command has no backend for it (and no need).
-            System.setProperty("slf4j.provider", "org.slf4j.helpers.NOPServiceProvider");
+            // sqlite-jdbc logs through SLF4J when it is present; this plain-JVM command has no backend
+            // for it (Quarkus's needs its log manager) and nothing to log: SLF4J's own no-op provider.
+            System.setProperty("slf4j.internal.verbosity", "WARN");
+            System.setProperty("slf4j.provider", "org.slf4j.helpers.NOP_FallbackServiceProvider");
         }
         Inspection i;
         try {

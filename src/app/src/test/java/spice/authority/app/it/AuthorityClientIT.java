@@ -148,7 +148,8 @@ class AuthorityClientIT {
         List<Integer> exits = new ArrayList<>();
         for (List<String> mode : List.of(List.of("crash"), List.<String>of())) {
             List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "--class-path", String.join(java.io.File.pathSeparator, classpath), source.toString()));
+                    "--enable-native-access=ALL-UNNAMED", "--class-path", String.join(java.io.File.pathSeparator, classpath),
+                    source.toString()));
             cmd.addAll(mode);
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
             pb.environment().put("XDG_RUNTIME_DIR", root.resolve("xdg").toString());

@@ -54,7 +54,9 @@ import spice.authority.snapshot.plan.ToolDefinition;
  *   <li>Each event is one commit (WAL, {@code synchronous=FULL}): a tool runs only after its
  *       ToolCallStarted is durable, its result counts only after ToolCallCompleted is. The
  *       sequence must be exactly the next one. A checkpoint's payload is durable before the
- *       helper signs it, and the envelope after.
+ *       helper signs it, and the envelope is committed after; a SUSPENDED checkpoint's envelope
+ *       commit is not synced on its own (the helper re-issues it for the durable payload, and the
+ *       next synced commit makes it durable), a terminal's is.
  *   <li>The first failure poisons the store: every later record is refused, and the engine stops
  *       the run. A commit that reports an error is re-read, and the refusal says whether the
  *       re-read proves the record durable.
@@ -78,6 +80,9 @@ public final class HostStore implements Recorder, AutoCloseable {
     private final Map<String, Map<String, ToolDefinition>> tools = new HashMap<>();
     private String poisoned;
     private boolean closed;
+    /** Prepared once per connection: the hot paths run the same few statements again and again. */
+    private final Map<String, PreparedStatement> statements = new HashMap<>();
+    private Statement control;
 
     private HostStore(Path file, Connection db, FileChannel lockChannel, FileLock lock, String epoch) {
         this.file = file;
@@ -172,6 +177,25 @@ public final class HostStore implements Recorder, AutoCloseable {
         }
     }
 
+    /** The statement for {@code sql}, prepared once; its parameters are cleared. */
+    private PreparedStatement ps(String sql) throws SQLException {
+        PreparedStatement ps = statements.get(sql);
+        if (ps == null) {
+            ps = db.prepareStatement(sql);
+            statements.put(sql, ps);
+        } else {
+            ps.clearParameters();
+        }
+        return ps;
+    }
+
+    private Statement control() throws SQLException {
+        if (control == null) {
+            control = db.createStatement();
+        }
+        return control;
+    }
+
     private static void closeQuietly(Connection c) {
         if (c != null) {
             try {
@@ -242,7 +266,8 @@ public final class HostStore implements Recorder, AutoCloseable {
                             + Long.toUnsignedString(existing.lastSequence()) + " in the store, not SUSPENDED at "
                             + Long.toUnsignedString(run.firstSequence() - 1), null);
                 }
-                try (PreparedStatement ps = db.prepareStatement("UPDATE runs SET epoch = ? WHERE run_id = ?")) {
+                {
+            PreparedStatement ps = ps("UPDATE runs SET epoch = ? WHERE run_id = ?");
                     ps.setString(1, epoch);
                     ps.setString(2, run.runId());
                     ps.executeUpdate();
@@ -273,9 +298,10 @@ public final class HostStore implements Recorder, AutoCloseable {
     }
 
     private void insertRun(RunFacts run, String phase, long last) throws SQLException {
-        try (PreparedStatement ps = db.prepareStatement("INSERT INTO runs (run_id, phase, first_sequence, last_sequence, "
+        {
+            PreparedStatement ps = ps("INSERT INTO runs (run_id, phase, first_sequence, last_sequence, "
                 + "last_digest, tool_plan_id, plan_fingerprint, compatibility_identity, epoch) "
-                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
             ps.setString(1, run.runId());
             ps.setString(2, phase);
             ps.setLong(3, run.firstSequence());
@@ -309,8 +335,9 @@ public final class HostStore implements Recorder, AutoCloseable {
                     + " is not the next one (the store is at " + Long.toUnsignedString(run.lastSequence()) + ")", null);
         }
         byte[] digest = digest(run.lastDigest(), e);
-        try (PreparedStatement ps = db.prepareStatement("INSERT INTO events (run_id, sequence, kind, turn, call_id, "
-                + "message_id, tool, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
+        {
+            PreparedStatement ps = ps("INSERT INTO events (run_id, sequence, kind, turn, call_id, "
+                + "message_id, tool, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
             ps.setString(1, e.runId());
             ps.setLong(2, e.sequence());
             ps.setString(3, e.type().display());
@@ -328,9 +355,10 @@ public final class HostStore implements Recorder, AutoCloseable {
                     throw new RecordingException("run " + e.runId() + " started tool " + e.toolName()
                             + ", which its plan (as recorded) does not have", null);
                 }
-                try (PreparedStatement ps = db.prepareStatement("INSERT INTO tool_operations (run_id, call_id, tool, "
+                {
+            PreparedStatement ps = ps("INSERT INTO tool_operations (run_id, call_id, tool, "
                         + "effect, replay_safety, start_sequence, terminal_sequence, terminal_kind) "
-                        + "VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)")) {
+                        + "VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)");
                     ps.setString(1, e.runId());
                     ps.setString(2, e.callId());
                     ps.setString(3, e.toolName());
@@ -341,9 +369,10 @@ public final class HostStore implements Recorder, AutoCloseable {
                 }
             }
             case TOOL_CALL_COMPLETED -> {
-                try (PreparedStatement ps = db.prepareStatement("UPDATE tool_operations SET terminal_sequence = ?, "
+                {
+            PreparedStatement ps = ps("UPDATE tool_operations SET terminal_sequence = ?, "
                         + "terminal_kind = 'completed' WHERE run_id = ? AND call_id = ? AND tool = ? "
-                        + "AND terminal_sequence IS NULL")) {
+                        + "AND terminal_sequence IS NULL");
                     ps.setLong(1, e.sequence());
                     ps.setString(2, e.runId());
                     ps.setString(3, e.callId());
@@ -356,8 +385,9 @@ public final class HostStore implements Recorder, AutoCloseable {
             }
             case RUN_RESUMED -> {
                 // The checkpoint it resumed from never verifies again.
-                try (PreparedStatement ps = db.prepareStatement("UPDATE checkpoints SET state = 'superseded' "
-                        + "WHERE run_id = ? AND state IN ('pending', 'signed')")) {
+                {
+            PreparedStatement ps = ps("UPDATE checkpoints SET state = 'superseded' "
+                        + "WHERE run_id = ? AND state IN ('pending', 'signed')");
                     ps.setString(1, e.runId());
                     ps.executeUpdate();
                 }
@@ -373,8 +403,9 @@ public final class HostStore implements Recorder, AutoCloseable {
             case RUN_FAILED -> "FAILED";
             default -> run.phase();
         };
-        try (PreparedStatement ps = db.prepareStatement("UPDATE runs SET last_sequence = ?, last_digest = ?, phase = ?, "
-                + "epoch = ? WHERE run_id = ? AND last_sequence = ?")) {
+        {
+            PreparedStatement ps = ps("UPDATE runs SET last_sequence = ?, last_digest = ?, phase = ?, "
+                + "epoch = ? WHERE run_id = ? AND last_sequence = ?");
             ps.setLong(1, e.sequence());
             ps.setBytes(2, digest);
             ps.setString(3, phase);
@@ -392,9 +423,10 @@ public final class HostStore implements Recorder, AutoCloseable {
         if (digest == null) {
             return false;
         }
-        try (PreparedStatement ps = db.prepareStatement(
+        {
+            PreparedStatement ps = ps(
                 "SELECT e.digest, r.last_sequence FROM events e JOIN runs r ON r.run_id = e.run_id "
-                        + "WHERE e.run_id = ? AND e.sequence = ?")) {
+                        + "WHERE e.run_id = ? AND e.sequence = ?");
             ps.setString(1, e.runId());
             ps.setLong(2, e.sequence());
             try (ResultSet r = ps.executeQuery()) {
@@ -404,7 +436,8 @@ public final class HostStore implements Recorder, AutoCloseable {
     }
 
     @Override
-    public synchronized void pending(String runId, long sequence, byte[] payload) throws RecordingException {
+    public synchronized void pending(String runId, long sequence, spice.authority.snapshot.payload.LifecycleStatus status,
+                                     byte[] payload) throws RecordingException {
         write("the checkpoint at " + Long.toUnsignedString(sequence) + " of run " + runId + " could not be recorded", () -> {
             StoredRun run = readRun(runId);
             if (run == null) {
@@ -422,13 +455,7 @@ public final class HostStore implements Recorder, AutoCloseable {
                 }
                 return null; // the identical payload, recorded before
             }
-            String status;
-            try {
-                status = spice.authority.snapshot.payload.Snapshot.decode(payload).status().wire();
-            } catch (spice.authority.snapshot.payload.PayloadRejectedException e) {
-                throw new RecordingException("the checkpoint of run " + runId + " is not a valid payload", e);
-            }
-            insertCheckpoint(runId, sequence, status, payload, null, "pending");
+            insertCheckpoint(runId, sequence, status.wire(), payload, null, "pending");
             return null;
         }, () -> {
             StoredCheckpoint c = readCheckpoint(runId, sequence);
@@ -438,8 +465,9 @@ public final class HostStore implements Recorder, AutoCloseable {
 
     private void insertCheckpoint(String runId, long sequence, String status, byte[] payload, byte[] envelope,
                                   String state) throws SQLException {
-        try (PreparedStatement ps = db.prepareStatement("INSERT INTO checkpoints (run_id, sequence, status, payload, "
-                + "payload_sha256, envelope, state) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+        {
+            PreparedStatement ps = ps("INSERT INTO checkpoints (run_id, sequence, status, payload, "
+                + "payload_sha256, envelope, state) VALUES (?, ?, ?, ?, ?, ?, ?)");
             ps.setString(1, runId);
             ps.setLong(2, sequence);
             ps.setString(3, status);
@@ -455,15 +483,66 @@ public final class HostStore implements Recorder, AutoCloseable {
     public synchronized void signed(String runId, long sequence, byte[] envelope, Event completing)
             throws RecordingException {
         byte[][] digest = new byte[1][];
-        write("the envelope of the checkpoint at " + Long.toUnsignedString(sequence) + " of run " + runId
-                + " could not be recorded", () -> {
-            signedInTransaction(runId, sequence, envelope, completing, digest);
-            return null;
-        }, () -> {
-            StoredCheckpoint c = readCheckpoint(runId, sequence);
-            return c != null && "signed".equals(c.state()) && java.util.Arrays.equals(c.envelope(), envelope)
-                    && (completing == null || digest[0] == null || eventIs(completing, digest[0]));
-        });
+        // A SUSPENDED checkpoint's envelope is re-issuable: the helper gives the identical envelope for
+        // its durable payload again. Its commit is therefore not synced on its own (synchronous=NORMAL
+        // for this one transaction): a killed process cannot lose it (it is in the WAL), a power cut
+        // can, and then recover() asks the helper again; the next synced commit makes it durable. A
+        // terminal's envelope is never re-issued, so its commit is synced like every other.
+        boolean reissuable = reissuable(runId, sequence);
+        if (reissuable) {
+            setSynchronous("NORMAL", "1");
+        }
+        try {
+            write("the envelope of the checkpoint at " + Long.toUnsignedString(sequence) + " of run " + runId
+                    + " could not be recorded", () -> {
+                signedInTransaction(runId, sequence, envelope, completing, digest);
+                return null;
+            }, () -> {
+                StoredCheckpoint c = readCheckpoint(runId, sequence);
+                return c != null && "signed".equals(c.state()) && java.util.Arrays.equals(c.envelope(), envelope)
+                        && (completing == null || digest[0] == null || eventIs(completing, digest[0]));
+            });
+        } finally {
+            if (reissuable) {
+                setSynchronous("FULL", "2");
+            }
+        }
+    }
+
+    /** Whether the checkpoint at {@code sequence} is a SUSPENDED payload, whose envelope the helper re-issues. */
+    private boolean reissuable(String runId, long sequence) throws RecordingException {
+        if (poisoned != null || closed) {
+            return false; // write() refuses with the reason
+        }
+        try {
+            PreparedStatement ps = ps("SELECT status FROM checkpoints WHERE run_id = ? AND sequence = ?");
+            ps.setString(1, runId);
+            ps.setLong(2, sequence);
+            try (ResultSet r = ps.executeQuery()) {
+                return r.next() && "suspended".equals(r.getString(1));
+            }
+        } catch (SQLException e) {
+            poisoned = e.getMessage();
+            throw new RecordingException("the checkpoint at " + Long.toUnsignedString(sequence) + " of run " + runId
+                    + " could not be read: " + e.getMessage(), e);
+        }
+    }
+
+    /** Sets {@code synchronous} and reads it back; a setting that does not hold poisons the store. */
+    private void setSynchronous(String value, String readBack) throws RecordingException {
+        try (Statement s = db.createStatement()) {
+            s.execute("PRAGMA synchronous = " + value);
+            String got = Schema.pragma(db, "synchronous");
+            if (!readBack.equals(got)) {
+                throw new SQLException("PRAGMA synchronous reads " + got + " after it was set to " + value);
+            }
+        } catch (SQLException e) {
+            if (poisoned == null) {
+                poisoned = e.getMessage();
+            }
+            throw new RecordingException("the store " + file + " could not set synchronous=" + value + ": "
+                    + e.getMessage(), e);
+        }
     }
 
     private void signedInTransaction(String runId, long sequence, byte[] envelope, Event completing, byte[][] digest)
@@ -484,8 +563,9 @@ public final class HostStore implements Recorder, AutoCloseable {
         if (completing != null && run.lastSequence() == completing.sequence() - 1) {
             digest[0] = insertEvent(completing);
         }
-        try (PreparedStatement ps = db.prepareStatement("UPDATE checkpoints SET envelope = ?, state = 'signed' "
-                + "WHERE run_id = ? AND sequence = ? AND state = 'pending'")) {
+        {
+            PreparedStatement ps = ps("UPDATE checkpoints SET envelope = ?, state = 'signed' "
+                + "WHERE run_id = ? AND sequence = ? AND state = 'pending'");
             ps.setBytes(1, envelope);
             ps.setString(2, runId);
             ps.setLong(3, sequence);
@@ -523,7 +603,8 @@ public final class HostStore implements Recorder, AutoCloseable {
                     + ") and records nothing more", null);
         }
         T result;
-        try (Statement s = db.createStatement()) {
+        try {
+            Statement s = control();
             s.execute("BEGIN IMMEDIATE");
             try {
                 result = work.run();
@@ -591,8 +672,9 @@ public final class HostStore implements Recorder, AutoCloseable {
     }
 
     StoredRun readRun(String runId) throws SQLException {
-        try (PreparedStatement ps = db.prepareStatement("SELECT run_id, phase, first_sequence, last_sequence, last_digest, "
-                + "tool_plan_id, plan_fingerprint, compatibility_identity FROM runs WHERE run_id = ?")) {
+        {
+            PreparedStatement ps = ps("SELECT run_id, phase, first_sequence, last_sequence, last_digest, "
+                + "tool_plan_id, plan_fingerprint, compatibility_identity FROM runs WHERE run_id = ?");
             ps.setString(1, runId);
             try (ResultSet r = ps.executeQuery()) {
                 return r.next() ? new StoredRun(r.getString(1), r.getString(2), r.getLong(3), r.getLong(4), r.getBytes(5),
@@ -602,8 +684,9 @@ public final class HostStore implements Recorder, AutoCloseable {
     }
 
     StoredCheckpoint readCheckpoint(String runId, long sequence) throws SQLException {
-        try (PreparedStatement ps = db.prepareStatement("SELECT run_id, sequence, status, payload, payload_sha256, envelope, "
-                + "state FROM checkpoints WHERE run_id = ? AND sequence = ?")) {
+        {
+            PreparedStatement ps = ps("SELECT run_id, sequence, status, payload, payload_sha256, envelope, "
+                + "state FROM checkpoints WHERE run_id = ? AND sequence = ?");
             ps.setString(1, runId);
             ps.setLong(2, sequence);
             try (ResultSet r = ps.executeQuery()) {
@@ -616,8 +699,9 @@ public final class HostStore implements Recorder, AutoCloseable {
     /** The run's events after {@code cursor} up to {@code upTo}, as the engine's events. */
     synchronized List<Event> events(String runId, long cursor, long upTo) {
         List<Event> out = new ArrayList<>();
-        try (PreparedStatement ps = db.prepareStatement("SELECT sequence, kind, turn, call_id, message_id, tool FROM events "
-                + "WHERE run_id = ? AND sequence > ? AND sequence <= ? ORDER BY sequence")) {
+        try {
+            PreparedStatement ps = ps("SELECT sequence, kind, turn, call_id, message_id, tool FROM events "
+                + "WHERE run_id = ? AND sequence > ? AND sequence <= ? ORDER BY sequence");
             ps.setString(1, runId);
             ps.setLong(2, cursor);
             ps.setLong(3, upTo);
@@ -716,7 +800,8 @@ public final class HostStore implements Recorder, AutoCloseable {
         closed = true;
         try {
             if (poisoned == null) {
-                try (PreparedStatement ps = db.prepareStatement("UPDATE writer_epochs SET closed_at = ? WHERE epoch = ?")) {
+                try {
+            PreparedStatement ps = ps("UPDATE writer_epochs SET closed_at = ? WHERE epoch = ?");
                     ps.setLong(1, System.currentTimeMillis());
                     ps.setString(2, epoch);
                     ps.executeUpdate();
@@ -725,6 +810,13 @@ public final class HostStore implements Recorder, AutoCloseable {
                 }
             }
         } finally {
+            for (PreparedStatement ps : statements.values()) {
+                try {
+                    ps.close();
+                } catch (SQLException ignored) {
+                    // the connection's close ends it
+                }
+            }
             closeQuietly(db);
             try {
                 lock.release();

@@ -53,14 +53,25 @@ final class FaultyDoor implements Door {
         Connection real = SQLITE.connect(url, properties);
         return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class},
                 (proxy, m, args) -> {
-                    if (m.getName().equals("prepareStatement") && args != null && args[0] instanceof String sql) {
-                        sqlSinceBegin.append(sql).append('\n');
-                    }
                     Object out = invoke(real, m, args);
-                    if (out instanceof Statement s && !(out instanceof java.sql.PreparedStatement)) {
+                    if (out instanceof java.sql.PreparedStatement ps && args != null && args[0] instanceof String sql) {
+                        return prepared(ps, sql);
+                    }
+                    if (out instanceof Statement s) {
                         return statement(real, s);
                     }
                     return out;
+                });
+    }
+
+    /** A prepared statement whose executions are recorded as part of the transaction's SQL. */
+    private java.sql.PreparedStatement prepared(java.sql.PreparedStatement ps, String sql) {
+        return (java.sql.PreparedStatement) Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {java.sql.PreparedStatement.class}, (proxy, m, args) -> {
+                    if (m.getName().startsWith("execute")) {
+                        sqlSinceBegin.append(sql).append('\n');
+                    }
+                    return invoke(ps, m, args);
                 });
     }
 

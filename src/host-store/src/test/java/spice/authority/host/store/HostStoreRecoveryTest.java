@@ -36,6 +36,8 @@ class HostStoreRecoveryTest {
             Run run = engine.start("run-1", ScriptedAgent.DEFINITION, "hello");
             run.runTurn();
             byte[] envelope = run.suspend();
+            // The envelope's own commit was not synced (it is re-issuable); every later one is.
+            assertThat(Schema.pragma(store.db(), "synchronous")).isEqualTo("2");
             Inspection i = Inspection.of(store.file());
             assertThat(i.runs()).singleElement().satisfies(r -> {
                 assertThat(r.runId()).isEqualTo("run-1");
@@ -231,7 +233,7 @@ class HostStoreRecoveryTest {
             b.addMessage(m);
         }
         byte[] payload = b.build().canonicalBytes();
-        store.pending(run.runId(), run.events().head() + 1, payload);
+        store.pending(run.runId(), run.events().head() + 1, spice.authority.snapshot.payload.LifecycleStatus.SUSPENDED, payload);
         return payload;
     }
 

@@ -71,18 +71,7 @@ public final class DemoHost {
                 || args.length % 2 != 0) {
             usage("every option is required");
         }
-        // Never outlive the demo: when its end of our standard input closes, stop at once (also
-        // while a tool call blocks).
-        Thread.ofPlatform().daemon().start(() -> {
-            try {
-                while (System.in.read() >= 0) {
-                    // discard
-                }
-            } catch (IOException ignored) {
-                // treated as closed
-            }
-            Runtime.getRuntime().halt(1);
-        });
+        exitWhenInputCloses();
         DemoHost host = new DemoHost(proc, new PrintStream(System.out, true, StandardCharsets.UTF_8));
         int code;
         try {
@@ -94,6 +83,23 @@ public final class DemoHost {
             code = 1;
         }
         System.exit(code);
+    }
+
+    /**
+     * A host process of a demo never outlives the demo: when the demo's end of its standard input
+     * closes, it stops at once (also while a tool call blocks).
+     */
+    public static void exitWhenInputCloses() {
+        Thread.ofPlatform().daemon().start(() -> {
+            try {
+                while (System.in.read() >= 0) {
+                    // discard
+                }
+            } catch (IOException ignored) {
+                // treated as closed
+            }
+            Runtime.getRuntime().halt(1);
+        });
     }
 
     private static void usage(String why) {

@@ -49,10 +49,11 @@ public interface Recorder {
     void event(Event event) throws RecordingException;
 
     /**
-     * A checkpoint's canonical payload at {@code sequence} (its {@code last_sequence}), durable
-     * before the helper is asked to sign it.
+     * A checkpoint's canonical payload at {@code sequence} (its {@code last_sequence}) and its
+     * status, durable before the helper is asked to sign it.
      */
-    void pending(String runId, long sequence, byte[] payload) throws RecordingException;
+    void pending(String runId, long sequence, spice.authority.snapshot.payload.LifecycleStatus status, byte[] payload)
+            throws RecordingException;
 
     /**
      * The helper's envelope of the pending checkpoint at {@code sequence}; {@code completing} is
@@ -72,7 +73,8 @@ public interface Recorder {
         }
 
         @Override
-        public void pending(String runId, long sequence, byte[] payload) {
+        public void pending(String runId, long sequence, spice.authority.snapshot.payload.LifecycleStatus status,
+                            byte[] payload) {
         }
 
         @Override

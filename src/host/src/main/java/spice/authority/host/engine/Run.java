@@ -417,9 +417,9 @@ public final class Run {
     }
 
     /** Records a checkpoint's payload before it is signed. */
-    private void recordPending(long sequence, byte[] payload) throws RecordFailedException {
+    private void recordPending(long sequence, LifecycleStatus status, byte[] payload) throws RecordFailedException {
         try {
-            engine.recorder().pending(runId, sequence, payload);
+            engine.recorder().pending(runId, sequence, status, payload);
         } catch (Recorder.RecordingException | RuntimeException x) {
             throw storeFailed("its checkpoint at " + Long.toUnsignedString(sequence) + " could not be recorded before "
                     + "signing", x);
@@ -527,7 +527,7 @@ public final class Run {
             } else {
                 byte[] failed = payload(LifecycleStatus.FAILED, log.head());
                 try {
-                    recordPending(log.head(), failed);
+                    recordPending(log.head(), LifecycleStatus.FAILED, failed);
                 } catch (RecordFailedException r) {
                     return new RunFailedException("run " + runId + " failed: " + why + "; and " + r.getMessage(), cause);
                 }
@@ -607,7 +607,7 @@ public final class Run {
             } catch (PayloadRejectedException e) {
                 throw new ExportRefusedException("run " + runId + " cannot be exported: " + e.getMessage());
             }
-            recordPending(seq, payload);
+            recordPending(seq, LifecycleStatus.SUSPENDED, payload);
             try {
                 envelope = engine.authority().sign(runId, payload);
             } catch (IOException e) {
@@ -785,7 +785,7 @@ public final class Run {
             } catch (PayloadRejectedException e) {
                 throw new ExportRefusedException("run " + runId + " cannot be exported: " + e.getMessage());
             }
-            recordPending(seq, payload);
+            recordPending(seq, status, payload);
             append(event, 0, null, null, null);
             phase = to;
             authorityLease = false;
@@ -819,7 +819,7 @@ public final class Run {
         } catch (PayloadRejectedException e) {
             throw new ExportRefusedException("run " + runId + " cannot be exported: " + e.getMessage());
         }
-        recordPending(log.head(), payload);
+        recordPending(log.head(), status, payload);
         try {
             envelope = engine.authority().sign(runId, payload);
         } catch (IOException e) {

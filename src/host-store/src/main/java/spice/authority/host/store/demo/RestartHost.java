@@ -65,16 +65,7 @@ public final class RestartHost {
                 || args.length % 2 != 0) {
             usage("every option is required");
         }
-        Thread.ofPlatform().daemon().start(() -> {
-            try {
-                while (System.in.read() >= 0) {
-                    // discard
-                }
-            } catch (IOException ignored) {
-                // treated as closed
-            }
-            Runtime.getRuntime().halt(1);
-        });
+        spice.authority.host.demo.DemoHost.exitWhenInputCloses();
         RestartHost host = new RestartHost(proc, new PrintStream(System.out, true, StandardCharsets.UTF_8));
         int code;
         try {
