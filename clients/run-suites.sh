@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the host-client suites against the packaged helper (src/app/target/quarkus-app/quarkus-run.jar):
 #   1. starts one helper on a Unix socket in a temporary directory,
-#   2. Python: python3 -m unittest (clients/python/tests; the real-helper tests use this helper),
+#   2. Python: python3 -m unittest (clients/python/tests; the real-helper tests use this helper, and
+#      test_cross_language.py runs the Python <-> TypeScript SIGKILL recovery, which needs node),
 #      then the conformance runner over every spec-kit/conformance scenario,
 #   3. Node: node --test clients/typescript/test/ (when that folder has tests),
 #   4. stops the helper and removes the directory (also on failure or interrupt).

@@ -174,6 +174,21 @@ class ReadmeExampleTest(unittest.TestCase):
         self.assertIn("phase='ACTIVE', run_generation=2, owned=True", lines[0])
         self.assertEqual(lines[1], "continue at sequence 8")
 
+    def test_the_ten_line_example_runs_as_written(self) -> None:
+        text = (REPO / "clients/README.md").read_text(encoding="utf-8")
+        block = text.split("<!-- python-ten:begin -->", 1)[1].split("<!-- python-ten:end -->", 1)[0]
+        code = block.split("```python\n", 1)[1].rsplit("```", 1)[0]
+        run = fresh("ten")  # a run ID of its own (the helper is shared): in the payload only
+        with tempfile.TemporaryDirectory() as d:
+            (Path(d) / "example.py").write_text(code, encoding="utf-8")
+            (Path(d) / "payload.json").write_bytes(payload_for(run))
+            out = subprocess.run([sys.executable, str(Path(d) / "example.py"), SOCKET, str(Path(d) / "payload.json")],
+                                 capture_output=True, text=True, timeout=60,
+                                 env={**os.environ, "PYTHONPATH": str(REPO / "clients/python")})
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout, "ACTIVE continue at 8\n")
+        self.assertEqual(AuthorityClient.on_socket(SOCKET).run(run).phase, "ACTIVE")
+
 
 @unittest.skipUnless(JAR.is_file(), "needs the packaged helper's jar")
 class TcpAndCliTest(unittest.TestCase):

@@ -318,17 +318,24 @@ export async function startHelper(jar, transport = 'unix') {
   const proc = spawn(java, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   const exited = new Promise((resolve) => proc.once('exit', resolve));
-  const listening = await new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`the helper did not start within 60 s:\n${log}`)), 60000);
-    const onData = (d) => {
-      log += d.toString();
-      const m = /^listening on (\S+)$/m.exec(log);
-      if (m) { clearTimeout(t); resolve(m[1]); }
-    };
-    proc.stdout.on('data', onData);
-    proc.stderr.on('data', (d) => { log += d.toString(); });
-    proc.once('exit', (code) => { clearTimeout(t); reject(new Error(`the helper exited (${code}) before listening:\n${log}`)); });
-  });
+  let listening;
+  try {
+    listening = await new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`the helper did not start within 60 s:\n${log}`)), 60000);
+      const onData = (d) => {
+        log += d.toString();
+        const m = /^listening on (\S+)$/m.exec(log);
+        if (m) { clearTimeout(t); resolve(m[1]); }
+      };
+      proc.stdout.on('data', onData);
+      proc.stderr.on('data', (d) => { log += d.toString(); });
+      proc.once('exit', (code) => { clearTimeout(t); reject(new Error(`the helper exited (${code}) before listening:\n${log}`)); });
+    });
+  } catch (e) {
+    proc.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });  // nothing of a helper that never listened is left
+    throw e;
+  }
   let desc;
   if (transport === 'unix') {
     desc = { socket };
