@@ -72,6 +72,17 @@ echo "run-suites: conformance scenarios (Python runner)"
 (cd clients/python && python3 -m spice_authority.conformance --socket "$SOCKET")
 
 # Node: the TypeScript client's suite, when it has one.
-if [[ -d clients/typescript/test ]]; then echo "run-suites: TypeScript client (node --test)"; node --test clients/typescript/test/; fi
+if [[ -d clients/typescript/test ]]; then
+  # The TypeScript compiler is the client's one dev dependency: it checks index.d.ts (types.test.js).
+  if [[ ! -x clients/typescript/node_modules/.bin/tsc ]]; then
+    echo "run-suites: npm ci in clients/typescript (the TypeScript compiler, a dev dependency, for the type check)"
+    if ! npm ci --prefix clients/typescript --no-audit --no-fund --loglevel=error; then
+      echo "run-suites: npm ci failed in clients/typescript: the type check needs the npm registry once (or node_modules from an earlier npm ci)" >&2
+      exit 1
+    fi
+  fi
+  echo "run-suites: TypeScript client (node --test)"
+  SPICE_AUTHORITY_REQUIRE_TSC=1 node --test clients/typescript/test/
+fi
 
 echo "run-suites: all suites passed"
