@@ -15,7 +15,7 @@ import picocli.CommandLine.Spec;
         commandListHeading = "%nCommands:%n",
         footerHeading = "%nExamples:%n",
         footer = {
-            "  spice-authority host-store inspect ~/.local/state/spice-authority/hosts/my-agent.db",
+            "  spice-authority host-store inspect ~/.local/state/spice-authority/hosts/a.db",
             "  spice-authority host-store inspect ./restart-demo/host-store/host.db --json"
         },
         subcommands = {HostStoreInspectCommand.class})

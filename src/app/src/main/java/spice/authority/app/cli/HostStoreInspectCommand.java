@@ -35,7 +35,7 @@ import spice.authority.host.store.StoreException;
             "  2  usage error",
             "",
             "Examples:",
-            "  spice-authority host-store inspect ~/.local/state/spice-authority/hosts/my-agent.db",
+            "  spice-authority host-store inspect ~/.local/state/spice-authority/hosts/a.db",
             "  spice-authority host-store inspect host.db --json"
         })
 public final class HostStoreInspectCommand implements java.util.concurrent.Callable<Integer> {
