@@ -1,4 +1,4 @@
-// Test helpers: the repository's spec kit (never ../shared) and temporary directories.
+// Test helpers: the repository's own spec kit (spec-kit/, nothing outside the repository) and temporary directories.
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import fs from 'node:fs';

@@ -127,13 +127,8 @@ class AuthorityClientIT {
         // The helper's process watcher releases the exited host's lease asynchronously (milliseconds
         // after the exit): poll with a deadline rather than expect it at once.
         RunView expected = new RunView("run-1", "ACTIVE", 2, false, false);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        RunView seen = client.run("run-1");
-        while (!seen.equals(expected) && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-            seen = client.run("run-1");
-        }
-        assertThat(seen).isEqualTo(expected);
+        assertThat(Poll.until(java.time.Duration.ofSeconds(10), java.time.Duration.ofMillis(10), () -> client.run("run-1"),
+                expected::equals)).isEqualTo(expected);
     }
 
     @Test

@@ -191,20 +191,14 @@ class ConformanceIT {
                         return "no host process " + step.path("host");
                     }
                     a.kill9();
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                     for (JsonNode run : step.path("await_released")) {
                         String rid = runId(runPrefix, run.asText());
-                        long pause = 20;
-                        while (true) {
-                            ObjectNode out = main.execute(JSON.createObjectNode().put("do", "get_run").put("run_id", rid));
-                            if (out.path("json").path("owned").isBoolean() && !out.path("json").path("owned").asBoolean()) {
-                                break;
-                            }
-                            if (System.nanoTime() > deadline) {
-                                return "run " + run.asText() + " still owned 10 s after its host was killed: " + out;
-                            }
-                            Thread.sleep(pause); // a poll with a deadline, for the helper's exit watcher
-                            pause = Math.min(pause * 2, 100);
+                        // The helper's exit watcher releases the killed host's leases.
+                        ObjectNode out = Poll.until(java.time.Duration.ofSeconds(10), java.time.Duration.ofMillis(20),
+                                () -> main.execute(JSON.createObjectNode().put("do", "get_run").put("run_id", rid)),
+                                o -> o.path("json").path("owned").isBoolean() && !o.path("json").path("owned").asBoolean());
+                        if (!(out.path("json").path("owned").isBoolean() && !out.path("json").path("owned").asBoolean())) {
+                            return "run " + run.asText() + " still owned 10 s after its host was killed: " + out;
                         }
                     }
                     return null;

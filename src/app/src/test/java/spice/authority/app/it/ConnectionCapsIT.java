@@ -258,18 +258,14 @@ class ConnectionCapsIT {
         assertThat(then.path("then").path("200").asInt()).as("handed-over connections that still work").isZero();
         assertThat(then.path("then").path("503").asInt()).as("refused with a problem").isPositive();
         // The owner, another process, is served once the refused connections are closed.
-        long until = System.currentTimeMillis() + 10_000;
-        int status = 0;
-        while (System.currentTimeMillis() < until && status != 200) {
+        // The refused connections close as their answers go out.
+        int status = Poll.until(java.time.Duration.ofSeconds(10), java.time.Duration.ofMillis(20), () -> {
             try {
-                status = helper.http().get("/q/health/live").status();
+                return helper.http().get("/q/health/live").status();
             } catch (IOException e) {
-                status = 0;
+                return 0;
             }
-            if (status != 200) {
-                Thread.sleep(20); // poll interval: the refused connections close as their answers go out
-            }
-        }
+        }, s -> s == 200);
         assertThat(status).isEqualTo(200);
         assertThat(openFds(helper.process.pid()) - baseline).as("descriptors after the refusals").isLessThan(64);
     }

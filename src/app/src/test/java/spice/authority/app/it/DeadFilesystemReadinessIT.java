@@ -195,16 +195,12 @@ class DeadFilesystemReadinessIT {
      */
     private String awaitReady(int status, String when, long withinMs) throws Exception {
         long t0 = System.nanoTime();
-        long deadline = t0 + withinMs * 1_000_000L;
-        UnixHttp.Response last = null;
-        while (System.nanoTime() < deadline) {
-            last = helper.http().get("/q/health/ready");
-            if (last.status() == status) {
-                System.out.printf("DeadFilesystemReadinessIT: %s: readiness %d after %d ms%s%n", when, status,
-                        (System.nanoTime() - t0) / 1_000_000, status == 200 ? "" : ": " + storeReason(last.text()));
-                return last.text();
-            }
-            Thread.sleep(50);
+        UnixHttp.Response last = Poll.until(java.time.Duration.ofMillis(withinMs), java.time.Duration.ofMillis(50),
+                () -> helper.http().get("/q/health/ready"), r -> r.status() == status);
+        if (last.status() == status) {
+            System.out.printf("DeadFilesystemReadinessIT: %s: readiness %d after %d ms%s%n", when, status,
+                    (System.nanoTime() - t0) / 1_000_000, status == 200 ? "" : ": " + storeReason(last.text()));
+            return last.text();
         }
         throw new AssertionError("readiness did not answer " + status + " " + when + " within " + withinMs + " ms; last: "
                 + (last == null ? "none" : last.status() + " " + last.text()) + "\nhelper log:\n" + helper.stderr());

@@ -145,11 +145,9 @@ class HardenedHelperIT {
         assertThat(start(session, "job-\\u0430").status()).isEqualTo(200); // Cyrillic a
         String e = "run job-\\u00E9 started";
         String a = "run job-\\u0430 started";
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!(helper.stderr().contains(e) && helper.stderr().contains(a)) && System.nanoTime() < deadline) {
-            Thread.sleep(20); // a poll with a deadline: the log is read by another thread
-        }
-        String log = helper.stderr();
+        // The log is read by another thread.
+        String log = Poll.until(java.time.Duration.ofSeconds(10), java.time.Duration.ofMillis(20), helper::stderr,
+                l -> l.contains(e) && l.contains(a));
         assertThat(log).as("the log").contains(e).contains(a).doesNotContain("job-?");
         assertThat(helper.stop()).isZero();
     }
@@ -166,35 +164,22 @@ class HardenedHelperIT {
         // Lower the limit to a few descriptors above what is open now: fewer than the reserve (64) remain.
         long open = openFds(pid);
         prlimit(pid, open + 24);
-        UnixHttp.Response refused = null;
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        for (int i = 0; System.nanoTime() < deadline; i++) {
-            UnixHttp.Response r = start(session, "run-low-" + i);
-            if (r.status() == 429) {
-                refused = r;
-                break;
-            }
-            assertThat(r.status()).as(r.text()).isEqualTo(200);
-            // Polled, not hammered: each admitted start takes a lock descriptor below the new limit.
-            Thread.sleep(100);
-        }
-        assertThat(refused).as("a start refused once the limit was lowered").isNotNull();
+        // Polled, not hammered: each admitted start takes a lock descriptor below the new limit.
+        int[] i = {0};
+        UnixHttp.Response refused = Poll.until(java.time.Duration.ofSeconds(5), java.time.Duration.ofMillis(100), () -> {
+            UnixHttp.Response r = start(session, "run-low-" + i[0]++);
+            assertThat(r.status()).as(r.text()).isIn(200, 429);
+            return r;
+        }, r -> r.status() == 429);
+        assertThat(refused.status()).as("a start refused once the limit was lowered").isEqualTo(429);
         assertThat(refused.text()).contains("\"code\":\"busy\"").contains("spice.authority.fd-reserve")
                 .contains("of its " + (open + 24) + " descriptors are in use");
 
         // Raised again: admitted again.
         prlimit(pid, open + 1024);
-        UnixHttp.Response admitted = null;
-        deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (System.nanoTime() < deadline) {
-            UnixHttp.Response r = start(session, "run-high-" + System.nanoTime());
-            if (r.status() == 200) {
-                admitted = r;
-                break;
-            }
-            Thread.sleep(100);
-        }
-        assertThat(admitted).as("a start admitted once the limit was raised").isNotNull();
+        UnixHttp.Response admitted = Poll.until(java.time.Duration.ofSeconds(5), java.time.Duration.ofMillis(100),
+                () -> start(session, "run-high-" + System.nanoTime()), r -> r.status() == 200);
+        assertThat(admitted.status()).as("a start admitted once the limit was raised").isEqualTo(200);
     }
 
     // ---- SIGTERM with slow bodies in flight -----------------------------------------------------
@@ -224,10 +209,8 @@ class HardenedHelperIT {
                         + "\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n{\"ru").getBytes(StandardCharsets.US_ASCII));
                 out.flush();
             }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (activeRequests() < paths.length && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
+            Poll.until(java.time.Duration.ofSeconds(10), java.time.Duration.ofMillis(20), this::activeRequests,
+                    n -> n >= paths.length);
             assertThat(activeRequests()).as("the slow requests are in flight").isGreaterThanOrEqualTo(paths.length);
 
             long t0 = System.nanoTime();

@@ -132,6 +132,10 @@ public final class HostStore implements Recorder, AutoCloseable {
                 throw new StoreException("refused the store " + abs + ": another process has it open as its writer "
                         + "(one writer per store; it is released when that process ends)");
             }
+            // RACE: SQLite opens the file by its path after these checks (JDBC takes no descriptor).
+            // Only this user can rename or replace entries in the checked 0700 directory, and the
+            // open refuses a symbolic link (SQLITE_OPEN_NOFOLLOW), so nobody else can swap the file
+            // in between; the same holds for the lock file, opened with O_NOFOLLOW after its check.
             StoreFiles.requireOwnFile(abs, "store", true);
             for (String side : new String[] {"-wal", "-shm"}) {
                 StoreFiles.requireOwnFile(Path.of(abs + side), "store's " + side.substring(1) + " file", false);
@@ -571,11 +575,6 @@ public final class HostStore implements Recorder, AutoCloseable {
             ps.setLong(3, sequence);
             ps.executeUpdate();
         }
-    }
-
-    /** As {@link #signed}, for recovery (re-issue), which records with the same rules. */
-    void recordReissued(String runId, long sequence, byte[] envelope, Event completing) throws RecordingException {
-        signed(runId, sequence, envelope, completing);
     }
 
     // ---- transactions -------------------------------------------------------------------------

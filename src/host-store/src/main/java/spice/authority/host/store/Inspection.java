@@ -35,10 +35,6 @@ public record Inspection(Path file, List<RunSummary> runs, List<HostStore.CrashE
 
     /** Reads {@code file} without writing to it; refused where the store's file rules do not hold. */
     public static Inspection of(Path file) throws StoreException {
-        return of(file, Door.SQLITE);
-    }
-
-    static Inspection of(Path file, Door door) throws StoreException {
         Path abs = file.toAbsolutePath().normalize();
         StoreFiles.requireOwnDirectory(abs.getParent());
         if (!StoreFiles.requireOwnFile(abs, "store", false)) {
@@ -48,9 +44,11 @@ public record Inspection(Path file, List<RunSummary> runs, List<HostStore.CrashE
             StoreFiles.requireOwnFile(Path.of(abs + side), "store's " + side.substring(1) + " file", false);
         }
         StoreFiles.privateNativeDirectory();
+        // RACE: opened by path after the checks, as HostStore.open: the 0700 directory is ours alone,
+        // and the open refuses a symbolic link.
         Properties p = new Properties();
         p.setProperty("open_mode", Integer.toString(0x00000001 | 0x00200000)); // READONLY | NOFOLLOW
-        try (Connection c = door.connect("jdbc:sqlite:" + abs, p)) {
+        try (Connection c = Door.SQLITE.connect("jdbc:sqlite:" + abs, p)) {
             Schema.configureReader(c, abs.toString());
             try (Statement s = c.createStatement()) {
                 s.execute("BEGIN"); // one snapshot of the whole store

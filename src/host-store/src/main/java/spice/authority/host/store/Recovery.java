@@ -145,7 +145,7 @@ final class Recovery {
         } catch (HelperProblem.NotFound gone) {
             view = null;
         } catch (IOException e) {
-            return reportActive(run, lastSeq, Outcome.REPORTED, why + " (the helper could not be asked: " + e.getMessage() + ")");
+            return reportActive(run, lastSeq, why + " (the helper could not be asked: " + e.getMessage() + ")");
         }
         if (view == null && noEvents) {
             setPhase(run.runId(), "NEVER_STARTED");
@@ -164,11 +164,11 @@ final class Recovery {
                     + " ended at the helper (" + view.phase() + "); its envelope was lost and a terminal is not re-issued"
                     + why, null, lastSeq, null, null);
         }
-        return reportActive(run, lastSeq, Outcome.REPORTED, why);
+        return reportActive(run, lastSeq, why);
     }
 
     /** A run the helper keeps ACTIVE: the cut-off call, or the last checkpoint; the operator's command. */
-    private RecoveryDecision reportActive(HostStore.StoredRun run, Long lastSeq, Outcome outcome, String note)
+    private RecoveryDecision reportActive(HostStore.StoredRun run, Long lastSeq, String note)
             throws SQLException {
         String command = "spice-authority runs abandon " + run.runId();
         List<Inspection.OpenCall> open = Inspection.openCalls(store.db(), run.runId());
@@ -176,13 +176,13 @@ final class Recovery {
             Inspection.OpenCall c = open.get(open.size() - 1);
             CutOffCall cut = new CutOffCall(c.callId(), c.tool(), c.effect().equals("mutating"), c.replaySafety(),
                     c.startedSequence());
-            return new RecoveryDecision(run.runId(), outcome, Reason.CUT_OFF_TOOL_CALL, "run " + run.runId()
+            return new RecoveryDecision(run.runId(), Outcome.REPORTED, Reason.CUT_OFF_TOOL_CALL, "run " + run.runId()
                     + " was inside tool call " + c.callId() + " (" + c.tool() + ", " + (cut.mutating() ? "mutating"
                     : "read-only") + ", started at " + Long.toUnsignedString(c.startedSequence()) + ") when its host "
                     + "stopped: the call's effect is unknown and it is never run again; the helper keeps the run ACTIVE, "
                     + "so only the operator ends it: " + command + note, cut, lastSeq, command, null);
         }
-        return new RecoveryDecision(run.runId(), outcome, Reason.ACTIVE_AT_CRASH, "run " + run.runId() + " was ACTIVE at "
+        return new RecoveryDecision(run.runId(), Outcome.REPORTED, Reason.ACTIVE_AT_CRASH, "run " + run.runId() + " was ACTIVE at "
                 + Long.toUnsignedString(run.lastSequence()) + " with no open tool call when its host stopped"
                 + (lastSeq != null ? "; its last checkpoint is at " + Long.toUnsignedString(lastSeq) : "; it has no checkpoint")
                 + "; the helper refuses ACTIVE imports, so only the operator ends it: " + command + note,
@@ -248,7 +248,7 @@ final class Recovery {
             Event completing = c.sequence() == run.lastSequence() + 1
                     ? new Event(c.sequence(), id, Event.Type.RUN_SUSPENDED, 0, null, null, null) : null;
             try {
-                store.recordReissued(id, c.sequence(), envelope, completing);
+                store.signed(id, c.sequence(), envelope, completing);
             } catch (Recorder.RecordingException e) {
                 return new RecoveryDecision(id, Outcome.REFUSED, Reason.STORAGE_FAILURE, "run " + id + ": its re-issued "
                         + "envelope could not be recorded: " + e.getMessage(), null, c.sequence(), null, null);

@@ -124,7 +124,7 @@ class EngineAuthorityFailureTest {
         return r -> r.line().matches(route) ? answer : helper(r);
     }
 
-    private static Engine engine(Path sock, Path ledger) throws IOException {
+    static Engine engine(Path sock, Path ledger) throws IOException {
         return engine(authorityOf(sock), ledger);
     }
 

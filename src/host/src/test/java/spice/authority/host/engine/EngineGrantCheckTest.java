@@ -2,6 +2,7 @@ package spice.authority.host.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static spice.authority.host.engine.EngineAuthorityFailureTest.engine;
 import static spice.authority.host.engine.EngineAuthorityFailureTest.except;
 import static spice.authority.host.engine.EngineAuthorityFailureTest.run;
 
@@ -12,10 +13,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import spice.authority.host.AuthorityClient;
 import spice.authority.host.FakeHelper;
-import spice.authority.host.HelperEndpoint;
-import spice.authority.host.RetryPolicy;
 import spice.authority.host.demo.ScriptedAgent;
 
 /**
@@ -25,14 +23,6 @@ import spice.authority.host.demo.ScriptedAgent;
  * stops the run. In every case no tool runs.
  */
 class EngineGrantCheckTest {
-    private static Engine engine(Path sock, Path ledger) throws IOException {
-        AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).retry(RetryPolicy.NONE).build();
-        return Engine.builder(Authorities.of(client, client.openSession()), ScriptedAgent.model(),
-                StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(),
-                        ScriptedAgent.appendLedger(ledger, null))))
-                .identity(ScriptedAgent.IDENTITY).build();
-    }
-
     private static List<String> lines(Path ledger) throws IOException {
         return Files.exists(ledger) ? Files.readAllLines(ledger) : List.of();
     }

@@ -1,0 +1,29 @@
+package spice.authority.app.it;
+
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.function.Predicate;
+
+/**
+ * The one wait of the end-to-end tests: a condition polled until it holds or a deadline passes,
+ * for the conditions that give no notification (another process's log, its metrics, its exit
+ * watcher, a kernel fault taking effect).
+ */
+final class Poll {
+    private Poll() {
+    }
+
+    /**
+     * Calls {@code probe} until {@code done} accepts its answer or {@code timeout} passed, every
+     * {@code interval}; returns the last answer, which the caller asserts on.
+     */
+    static <T> T until(Duration timeout, Duration interval, Callable<T> probe, Predicate<? super T> done) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        T answer = probe.call();
+        while (!done.test(answer) && System.nanoTime() < deadline) {
+            Thread.sleep(interval.toMillis()); // the poll interval, not a wait for something to happen
+            answer = probe.call();
+        }
+        return answer;
+    }
+}
