@@ -1,7 +1,6 @@
 package spice.authority.app.it;
 
 import java.time.Duration;
-import java.util.concurrent.Callable;
 import java.util.function.Predicate;
 
 /**
@@ -13,11 +12,18 @@ final class Poll {
     private Poll() {
     }
 
+    /** A look at the condition; it may fail as its caller may. */
+    @FunctionalInterface
+    interface Probe<T, E extends Exception> {
+        T call() throws E;
+    }
+
     /**
      * Calls {@code probe} until {@code done} accepts its answer or {@code timeout} passed, every
      * {@code interval}; returns the last answer, which the caller asserts on.
      */
-    static <T> T until(Duration timeout, Duration interval, Callable<T> probe, Predicate<? super T> done) throws Exception {
+    static <T, E extends Exception> T until(Duration timeout, Duration interval, Probe<T, E> probe, Predicate<? super T> done)
+            throws E, InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         T answer = probe.call();
         while (!done.test(answer) && System.nanoTime() < deadline) {
