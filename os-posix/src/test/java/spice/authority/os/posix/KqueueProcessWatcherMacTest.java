@@ -67,6 +67,19 @@ class KqueueProcessWatcherMacTest {
         }
     }
 
+    /**
+     * Returns once the poll thread went round after this call: a new child's exit was noticed and
+     * its callback ran. Whatever that thread noticed before was handed to the callback threads first.
+     */
+    private void awaitOneMoreRound() throws Exception {
+        Process marker = sleepers.start();
+        CountDownLatch fired = new CountDownLatch(1);
+        try (ProcessWatcher.Watch w = watcher.watch(marker.pid(), startTimeOf(marker), fired::countDown)) {
+            marker.destroyForcibly();
+            assertThat(fired.await(5, TimeUnit.SECONDS)).as("the marker's exit is noticed").isTrue();
+        }
+    }
+
     @Test
     void provider_onMacos_returnsTheKqueueWatcher() {
         assertThat(watcher).isInstanceOf(KqueueProcessWatcher.class);
@@ -85,7 +98,7 @@ class KqueueProcessWatcherMacTest {
             calls.incrementAndGet();
             fired.countDown();
         })) {
-            Thread.sleep(100);
+            awaitOneMoreRound();
             assertThat(calls).hasValue(0);
             assertThat(w.liveness()).isEqualTo(Liveness.ALIVE);
             long killedAt = System.nanoTime();
@@ -93,7 +106,7 @@ class KqueueProcessWatcherMacTest {
             assertThat(fired.await(1, TimeUnit.SECONDS)).isTrue();
             System.out.printf("KqueueProcessWatcherMacTest: exit notification latency after SIGKILL: %.3f ms%n",
                     (firedAt.get() - killedAt) / 1e6);
-            Thread.sleep(100);
+            awaitOneMoreRound();
             assertThat(calls).hasValue(1);
             assertThat(w.liveness()).isEqualTo(Liveness.DEAD);
         }
@@ -142,7 +155,7 @@ class KqueueProcessWatcherMacTest {
         long st = watcher.startTime(zombie).orElseThrow();
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (watcher.startTime(zombie).isPresent() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
+            Thread.sleep(20); // the poll interval of a wait with a deadline
         }
         Process ps = new ProcessBuilder("ps", "-o", "stat=", "-p", Long.toString(zombie)).start();
         String stat = new String(ps.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();

@@ -63,7 +63,7 @@ class ZombieLeaderTest {
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (!Files.readString(Path.of("/proc/" + pid + "/stat")).matches("^\\d+ \\(leader\\) Z .*\\s*$")
                 && System.nanoTime() < deadline) {
-            Thread.sleep(10);
+            Thread.sleep(10); // the poll interval of a wait with a deadline
         }
         assertThat(Files.readString(Path.of("/proc/" + pid + "/stat"))).as("the leader reads as a zombie").contains(" (leader) Z ");
         long start = ProcFs.startTimeInAnyState(pid);
