@@ -355,7 +355,7 @@ class FakeDoorTest {
         assertThat(watch.liveness()).isEqualTo(ProcessWatcher.Liveness.UNKNOWN);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (fake.openWaitables() != 0 && System.nanoTime() < deadline) {
-            Thread.sleep(10);
+            Thread.sleep(10); // the poll interval of a wait with a deadline
         }
         assertThat(fake.openWaitables()).as("the watch released its handles").isZero();
     }
