@@ -141,14 +141,19 @@ class WatcherFailClosedTest {
         // The thread dies on its first iteration, racing the watch() that started it: the watch
         // is registered under the lock before the thread can mark the watcher dead; it must not
         // fire while its host lives.
+        AtomicReference<Thread> pollThread = new AtomicReference<>();
         PidfdProcessWatcher watcher = new PidfdProcessWatcher(() -> {
+            pollThread.set(Thread.currentThread());
             throw new InjectedPollFailure();
         });
         Process a = sleeper();
         CountDownLatch fired = new CountDownLatch(1);
         try (ProcessWatcher.Watch w = watcher.watch(a.pid(), startTimeOf(watcher, a), fired::countDown)) {
-            assertThat(fired.await(500, TimeUnit.MILLISECONDS)).as("never fires for a live host").isFalse();
+            Thread dying = Poll.until(Duration.ofSeconds(10), Duration.ofMillis(5), pollThread::get, t -> t != null);
+            assertThat(dying.join(Duration.ofSeconds(5))).as("the poll thread is dead").isTrue();
+            // A watch fired by the dying thread reads DEAD at once, before its callback has run.
             assertThat(w.liveness()).isEqualTo(ProcessWatcher.Liveness.ALIVE);
+            assertThat(fired.getCount()).as("never fires for a live host").isOne();
             assertThat(a.isAlive()).isTrue();
         }
         Process b = sleeper();
