@@ -67,19 +67,6 @@ class KqueueProcessWatcherMacTest {
         }
     }
 
-    /**
-     * Returns once the poll thread went round after this call: a new child's exit was noticed and
-     * its callback ran. Whatever that thread noticed before was handed to the callback threads first.
-     */
-    private void awaitOneMoreRound() throws Exception {
-        Process marker = sleepers.start();
-        CountDownLatch fired = new CountDownLatch(1);
-        try (ProcessWatcher.Watch w = watcher.watch(marker.pid(), startTimeOf(marker), fired::countDown)) {
-            marker.destroyForcibly();
-            assertThat(fired.await(5, TimeUnit.SECONDS)).as("the marker's exit is noticed").isTrue();
-        }
-    }
-
     @Test
     void provider_onMacos_returnsTheKqueueWatcher() {
         assertThat(watcher).isInstanceOf(KqueueProcessWatcher.class);
@@ -98,7 +85,7 @@ class KqueueProcessWatcherMacTest {
             calls.incrementAndGet();
             fired.countDown();
         })) {
-            awaitOneMoreRound();
+            sleepers.awaitOneMoreRound(watcher);
             assertThat(calls).hasValue(0);
             assertThat(w.liveness()).isEqualTo(Liveness.ALIVE);
             long killedAt = System.nanoTime();
@@ -106,7 +93,7 @@ class KqueueProcessWatcherMacTest {
             assertThat(fired.await(1, TimeUnit.SECONDS)).isTrue();
             System.out.printf("KqueueProcessWatcherMacTest: exit notification latency after SIGKILL: %.3f ms%n",
                     (firedAt.get() - killedAt) / 1e6);
-            awaitOneMoreRound();
+            sleepers.awaitOneMoreRound(watcher);
             assertThat(calls).hasValue(1);
             assertThat(w.liveness()).isEqualTo(Liveness.DEAD);
         }

@@ -61,20 +61,6 @@ class ProcessWatcherTest {
         return n;
     }
 
-    /**
-     * Returns once the poll thread went round after this call: a new child's exit was noticed and
-     * its callback ran. Whatever that thread noticed before (a watch firing when it must not) was
-     * handed to the callback threads before it.
-     */
-    private void awaitOneMoreRound() throws Exception {
-        Process marker = sleeper();
-        CountDownLatch fired = new CountDownLatch(1);
-        try (ProcessWatcher.Watch w = watcher.watch(marker.pid(), startTimeOf(marker), fired::countDown)) {
-            marker.destroyForcibly();
-            assertThat(fired.await(5, TimeUnit.SECONDS)).as("the marker's exit is noticed").isTrue();
-        }
-    }
-
     @Test
     void provider_onLinux_returnsOneWatcher() {
         assertThat(new PosixSecureDirectoryProvider().processWatcher()).isSameAs(watcher);
@@ -93,7 +79,7 @@ class ProcessWatcherTest {
             fired.countDown();
         })) {
             assertThat(w.pid()).isEqualTo(child.pid());
-            awaitOneMoreRound();
+            sleepers.awaitOneMoreRound(watcher);
             assertThat(calls).as("no call while alive").hasValue(0);
             long killedAt = System.nanoTime();
             child.destroyForcibly();
@@ -101,7 +87,7 @@ class ProcessWatcherTest {
             double ms = (firedAt.get() - killedAt) / 1e6;
             System.out.printf("ProcessWatcherTest: exit notification latency after SIGKILL: %.3f ms%n", ms);
             assertThat(ms).isLessThan(1000);
-            awaitOneMoreRound();
+            sleepers.awaitOneMoreRound(watcher);
             assertThat(calls).as("exactly once").hasValue(1);
         }
         assertThat(calls).as("close after firing does not call again").hasValue(1);
@@ -150,7 +136,7 @@ class ProcessWatcherTest {
         w.close(); // idempotent
         child.destroyForcibly();
         assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
-        awaitOneMoreRound();
+        sleepers.awaitOneMoreRound(watcher);
         assertThat(calls).hasValue(0);
     }
 
@@ -217,7 +203,7 @@ class ProcessWatcherTest {
         assertThat(fired.await(5, TimeUnit.SECONDS)).as("%d left", fired.getCount()).isTrue();
         System.out.printf("ProcessWatcherTest: 50 children killed, all notified after %.3f ms%n",
                 (System.nanoTime() - killedAt) / 1e6);
-        awaitOneMoreRound();
+        sleepers.awaitOneMoreRound(watcher);
         assertThat(calls).hasValue(50);
         watches.forEach(ProcessWatcher.Watch::close);
     }

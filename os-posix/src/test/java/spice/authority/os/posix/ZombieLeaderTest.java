@@ -73,16 +73,9 @@ class ZombieLeaderTest {
         assertThat(watcher.liveness(pid, start + 1)).as("another start time is still a proof").isEqualTo(ProcessWatcher.Liveness.DEAD);
         CountDownLatch fired = new CountDownLatch(1);
         try (ProcessWatcher.Watch w = watcher.watch(pid, start, fired::countDown)) {
-            // The poll thread went round with the zombie's pidfd: a marker's exit, noticed after, fired.
             Sleepers markers = new Sleepers();
             try {
-                Process marker = markers.start();
-                CountDownLatch markerFired = new CountDownLatch(1);
-                try (ProcessWatcher.Watch m = watcher.watch(marker.pid(), watcher.startTime(marker.pid()).orElseThrow(),
-                        markerFired::countDown)) {
-                    marker.destroyForcibly();
-                    assertThat(markerFired.await(5, TimeUnit.SECONDS)).as("the marker's exit is noticed").isTrue();
-                }
+                markers.awaitOneMoreRound(watcher); // it polled the zombie's pidfd
             } finally {
                 markers.reap();
             }
