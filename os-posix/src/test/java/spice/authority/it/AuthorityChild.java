@@ -65,6 +65,6 @@ public final class AuthorityChild {
         Files.write(out, env.toBinary());
         System.out.println("READY");
         System.out.flush();
-        Thread.sleep(600_000);
+        Thread.sleep(600_000); // the subject: it owns the run until the test kills it (bounded, should the test die first)
     }
 }

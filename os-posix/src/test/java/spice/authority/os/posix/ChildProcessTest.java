@@ -86,7 +86,7 @@ class ChildProcessTest {
                         throw new RuntimeException(x);
                     }
                 });
-                Thread.sleep(200);
+                FlockWaiters.await(leaf.resolve("identity.lock"));
                 assertThat(waiter).isNotDone();
                 holder.getOutputStream().close(); // the holder releases and exits
                 assertThat(holder.waitFor(30, TimeUnit.SECONDS)).isTrue();

@@ -2,6 +2,7 @@ package spice.authority.os.posix;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -65,6 +66,8 @@ final class FakeDarwin implements DarwinSyscalls {
     private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
     private final Deque<DarwinLayout.KEvent> held = new ArrayDeque<>();
     private boolean holding;
+    /** The thread that last waited for events (the watcher's poll thread). */
+    private volatile Thread poller;
     private int kqueues;
     private int closed;
 
@@ -121,6 +124,22 @@ final class FakeDarwin implements DarwinSyscalls {
         holding = false;
         queue.addAll(held);
         held.clear();
+    }
+
+    /** The watcher's poll thread, once it waited for events. */
+    Thread poller() {
+        return poller;
+    }
+
+    /** Returns once every queued event was read and the poll thread waits for the next; fails after 10 s. */
+    void awaitIdle() throws InterruptedException {
+        boolean idle = Poll.until(Duration.ofSeconds(10), Duration.ofMillis(1), () -> {
+            Thread t = poller;
+            return queue.isEmpty() && t != null && t.getState() == Thread.State.WAITING;
+        }, Boolean::booleanValue);
+        if (!idle) {
+            throw new AssertionError("the poll thread did not come back to wait within 10 s");
+        }
     }
 
     /** The poll thread's next wait throws this. */
@@ -183,6 +202,7 @@ final class FakeDarwin implements DarwinSyscalls {
         if (nchanges > 0) {
             return changes(changelist, nchanges, eventlist, nevents);
         }
+        poller = Thread.currentThread();
         Object first;
         try {
             first = timeoutNanos < 0 ? queue.take() : queue.poll(timeoutNanos, TimeUnit.NANOSECONDS);

@@ -324,7 +324,7 @@ class FilesTest {
                 throw new RuntimeException(e);
             }
         });
-        Thread.sleep(200);
+        FlockWaiters.await(leaf.resolve("identity.lock"));
         assertThat(second).isNotDone();
         first.close();
         second.get(10, TimeUnit.SECONDS).close();

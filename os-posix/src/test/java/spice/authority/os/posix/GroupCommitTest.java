@@ -99,7 +99,7 @@ class GroupCommitTest {
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                 while (!(door.renames.get() == 3 && b.getState() == Thread.State.WAITING && c.getState() == Thread.State.WAITING)) {
                     assertThat(System.nanoTime()).isLessThan(deadline);
-                    Thread.sleep(1);
+                    Thread.sleep(1); // the poll interval of a wait with a deadline
                 }
                 door.holdFirstFlush.countDown();
                 for (Thread t : List.of(a, b, c)) {
@@ -273,7 +273,7 @@ class GroupCommitTest {
                 }
             }
             try {
-                Thread.sleep(flushDelayMillis);
+                Thread.sleep(flushDelayMillis); // the subject: a slow disk, so that writers pile up behind a flush
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

@@ -85,7 +85,7 @@ class KqueueProcessWatcherMacTest {
             calls.incrementAndGet();
             fired.countDown();
         })) {
-            Thread.sleep(100);
+            sleepers.awaitOneMoreRound(watcher);
             assertThat(calls).hasValue(0);
             assertThat(w.liveness()).isEqualTo(Liveness.ALIVE);
             long killedAt = System.nanoTime();
@@ -93,7 +93,7 @@ class KqueueProcessWatcherMacTest {
             assertThat(fired.await(1, TimeUnit.SECONDS)).isTrue();
             System.out.printf("KqueueProcessWatcherMacTest: exit notification latency after SIGKILL: %.3f ms%n",
                     (firedAt.get() - killedAt) / 1e6);
-            Thread.sleep(100);
+            sleepers.awaitOneMoreRound(watcher);
             assertThat(calls).hasValue(1);
             assertThat(w.liveness()).isEqualTo(Liveness.DEAD);
         }
@@ -142,7 +142,7 @@ class KqueueProcessWatcherMacTest {
         long st = watcher.startTime(zombie).orElseThrow();
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (watcher.startTime(zombie).isPresent() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
+            Thread.sleep(20); // the poll interval of a wait with a deadline
         }
         Process ps = new ProcessBuilder("ps", "-o", "stat=", "-p", Long.toString(zombie)).start();
         String stat = new String(ps.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();

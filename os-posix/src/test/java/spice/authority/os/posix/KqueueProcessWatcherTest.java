@@ -3,6 +3,7 @@ package spice.authority.os.posix;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -37,8 +38,22 @@ class KqueueProcessWatcherTest {
         }
     }
 
-    private static void settle() throws InterruptedException {
-        Thread.sleep(150);
+    private int nextMarker = 9000;
+
+    /**
+     * Returns once the poll thread read every event queued before this call: a marker process's
+     * exit, queued after them, fired its watch. Whatever fired on an earlier event was handed to
+     * the callback threads before the marker's callback.
+     */
+    private void settle() throws Exception {
+        int pid = nextMarker++;
+        kernel.spawn(pid, 10, 0);
+        Counter marker = new Counter();
+        try (ProcessWatcher.Watch w = watcher.watch(pid, watcher.startTime(pid).orElseThrow(), marker)) {
+            kernel.exit(pid);
+            assertThat(marker.firedWithin(5000)).as("the marker's exit is read").isTrue();
+        }
+        kernel.reap(pid);
     }
 
     @Test
@@ -174,7 +189,7 @@ class KqueueProcessWatcherTest {
         ProcessWatcher.Watch wa = watcher.watch(203, st, a);
         kernel.fail("EV_ADD", FakeDarwin.ENOMEM);
         kernel.spuriousEvent(203); // consumes the knote; registering it again fails
-        settle();
+        kernel.awaitIdle(); // (a marker could not register now)
         assertThat(a.calls).as("a failed re-registration is no death").hasValue(0);
         assertThat(kernel.hasKnote(203)).isFalse();
         assertThat(wa.liveness()).isEqualTo(Liveness.ALIVE);
@@ -205,6 +220,7 @@ class KqueueProcessWatcherTest {
                     .isInstanceOf(ProcessWatchException.class).hasMessageContaining("cannot be read");
             assertThat(watcher.registeredPids()).isZero();
             assertThat(kernel.knoteCount()).as("a refused watch leaves no knote").isZero();
+            kernel.heal("proc_pidinfo"); // for the marker of settle(); the next round fails it again
             settle();
             assertThat(c.calls).hasValue(0);
         }
@@ -228,7 +244,7 @@ class KqueueProcessWatcherTest {
         ProcessWatcher.Watch w = watcher.watch(302, watcher.startTime(302).orElseThrow(), c);
         kernel.fail("proc_pidinfo", FakeDarwin.EPERM);
         kernel.spuriousEvent(302);
-        settle();
+        kernel.awaitIdle(); // (a marker could not be inspected now)
         assertThat(c.calls).as("an event that cannot be attributed is no proof").hasValue(0);
         assertThat(w.liveness()).isEqualTo(Liveness.UNKNOWN);
         assertThat(c.calls).hasValue(0);
@@ -272,6 +288,7 @@ class KqueueProcessWatcherTest {
             kernel.fail("EV_ADD", errno);
             Counter c = new Counter();
             assertThatThrownBy(() -> watcher.watch(305, st, c)).isInstanceOf(ProcessWatchException.class);
+            kernel.heal("EV_ADD"); // for the marker of settle(); the next round fails it again
             settle();
             assertThat(c.calls).hasValue(0);
             assertThat(watcher.registeredPids()).isZero();
@@ -352,17 +369,15 @@ class KqueueProcessWatcherTest {
         ProcessWatcher.Watch wb = watcher.watch(501, watcher.startTime(501).orElseThrow(), b);
         assertThat(watcher.healthy()).isTrue();
         kernel.throwInWait(new InjectedWaitFailure());
-        for (int i = 0; i < 100 && watcher.healthy(); i++) {
-            Thread.sleep(20);
-        }
+        Thread poller = Poll.until(Duration.ofSeconds(5), Duration.ofMillis(1), kernel::poller, t -> t != null);
+        assertThat(poller.join(Duration.ofSeconds(5))).as("the poll thread is dead").isTrue();
         assertThat(watcher.healthy()).isFalse();
-        settle();
+        // A watch fired by the dying thread reads DEAD at once, before its callback has run.
+        assertThat(wa.liveness()).isEqualTo(Liveness.ALIVE);
         assertThat(a.calls).as("a watcher failure is not a death").hasValue(0);
         assertThat(b.calls).hasValue(0);
-        assertThat(wa.liveness()).isEqualTo(Liveness.ALIVE);
 
-        kernel.exit(501); // nobody reads the event now
-        settle();
+        kernel.exit(501); // nobody reads the event now: the poll thread is dead
         assertThat(b.calls).hasValue(0);
         assertThat(wb.liveness()).as("proc_pidinfo still proves the exit").isEqualTo(Liveness.DEAD);
         assertThat(b.firedWithin(1000)).isTrue();

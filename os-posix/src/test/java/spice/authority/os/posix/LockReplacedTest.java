@@ -31,7 +31,7 @@ class LockReplacedTest {
                         throw new RuntimeException(e);
                     }
                 });
-                Thread.sleep(300); // the waiter has opened the old file and waits in flock
+                FlockWaiters.await(leaf.resolve("run.lock")); // the waiter has opened the old file and waits in flock
                 assertThat(waiter).isNotDone();
                 // The directory's owner replaces the lock file; then the first holder lets go.
                 Path replacement = leaf.resolve("replacement");

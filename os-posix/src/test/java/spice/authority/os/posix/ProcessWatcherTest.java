@@ -55,7 +55,7 @@ class ProcessWatcherTest {
     private static long settleFds(long baseline) throws Exception {
         long n = openFds();
         for (int i = 0; i < 50 && n > baseline; i++) {
-            Thread.sleep(20);
+            Thread.sleep(20); // the poll interval of a wait with a deadline
             n = openFds();
         }
         return n;
@@ -79,7 +79,7 @@ class ProcessWatcherTest {
             fired.countDown();
         })) {
             assertThat(w.pid()).isEqualTo(child.pid());
-            Thread.sleep(100);
+            sleepers.awaitOneMoreRound(watcher);
             assertThat(calls).as("no call while alive").hasValue(0);
             long killedAt = System.nanoTime();
             child.destroyForcibly();
@@ -87,7 +87,7 @@ class ProcessWatcherTest {
             double ms = (firedAt.get() - killedAt) / 1e6;
             System.out.printf("ProcessWatcherTest: exit notification latency after SIGKILL: %.3f ms%n", ms);
             assertThat(ms).isLessThan(1000);
-            Thread.sleep(100);
+            sleepers.awaitOneMoreRound(watcher);
             assertThat(calls).as("exactly once").hasValue(1);
         }
         assertThat(calls).as("close after firing does not call again").hasValue(1);
@@ -136,7 +136,7 @@ class ProcessWatcherTest {
         w.close(); // idempotent
         child.destroyForcibly();
         assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
-        Thread.sleep(300);
+        sleepers.awaitOneMoreRound(watcher);
         assertThat(calls).hasValue(0);
     }
 
@@ -203,7 +203,7 @@ class ProcessWatcherTest {
         assertThat(fired.await(5, TimeUnit.SECONDS)).as("%d left", fired.getCount()).isTrue();
         System.out.printf("ProcessWatcherTest: 50 children killed, all notified after %.3f ms%n",
                 (System.nanoTime() - killedAt) / 1e6);
-        Thread.sleep(100);
+        sleepers.awaitOneMoreRound(watcher);
         assertThat(calls).hasValue(50);
         watches.forEach(ProcessWatcher.Watch::close);
     }
@@ -256,14 +256,16 @@ class ProcessWatcherTest {
     void onExitThatThrows_doesNotStopLaterCallbacks() throws Exception {
         Process a = sleeper();
         Process b = sleeper();
+        CountDownLatch threw = new CountDownLatch(1);
         CountDownLatch fired = new CountDownLatch(1);
         try (ProcessWatcher.Watch wa = watcher.watch(a.pid(), startTimeOf(a), () -> {
+                    threw.countDown();
                     throw new IllegalStateException("test: callback failure");
                 });
              ProcessWatcher.Watch wb = watcher.watch(b.pid(), startTimeOf(b), fired::countDown)) {
             a.destroyForcibly();
             assertThat(a.waitFor(10, TimeUnit.SECONDS)).isTrue();
-            Thread.sleep(50);
+            assertThat(threw.await(1, TimeUnit.SECONDS)).as("the failing callback ran first").isTrue();
             b.destroyForcibly();
             assertThat(fired.await(1, TimeUnit.SECONDS)).isTrue();
         }

@@ -92,23 +92,23 @@ class WatcherFailClosedTest {
         });
         ProcessWatcher.Watch wSpare = watcher.watch(spare.pid(), startTimeOf(watcher, spare),
                 callsSpare::incrementAndGet);
-        Thread.sleep(100);
         assertThat(watcher.registeredCount()).isEqualTo(3);
-        assertThat(pollThread.get()).as("the poll thread ran").isNotNull();
+        assertThat(Poll.until(Duration.ofSeconds(10), Duration.ofMillis(5), pollThread::get, t -> t != null))
+                .as("the poll thread ran").isNotNull();
         assertThat(watcher.healthy()).isTrue();
 
         failNext.set(true);
         wSpare.close(); // wakes the poll thread, whose next iteration throws the Error
         assertThat(pollThread.get().join(Duration.ofSeconds(5))).as("the poll thread is dead").isTrue();
-        Thread.sleep(300);
 
         // SECURITY: a failure of the watcher is not a death: the live hosts keep their watches.
+        // A watch fired by the dying thread reads DEAD at once, before its callback has run.
         assertThat(watcher.healthy()).isFalse();
+        assertThat(wa.liveness()).isEqualTo(ProcessWatcher.Liveness.ALIVE);
+        assertThat(wb.liveness()).isEqualTo(ProcessWatcher.Liveness.ALIVE);
         assertThat(callsA).as("a live host's watch never fires on a watcher failure").hasValue(0);
         assertThat(callsB).hasValue(0);
         assertThat(watcher.registeredCount()).as("the pidfds stay, so liveness is still known").isEqualTo(2);
-        assertThat(wa.liveness()).isEqualTo(ProcessWatcher.Liveness.ALIVE);
-        assertThat(wb.liveness()).isEqualTo(ProcessWatcher.Liveness.ALIVE);
 
         // A proven exit is still found (from the kept pidfd) and fires exactly then.
         b.destroyForcibly();
@@ -128,8 +128,7 @@ class WatcherFailClosedTest {
         assertThat(openFds()).as("a refused watch leaves no pidfd open").isEqualTo(fdsBefore);
 
         wa.close();
-        wb.close();
-        Thread.sleep(100);
+        wb.close(); // no callback runs after close() returned
         assertThat(watcher.registeredCount()).isZero();
         assertThat(callsA).as("closed while alive: never fires").hasValue(0);
         assertThat(callsB).as("exactly once").hasValue(1);
@@ -142,14 +141,19 @@ class WatcherFailClosedTest {
         // The thread dies on its first iteration, racing the watch() that started it: the watch
         // is registered under the lock before the thread can mark the watcher dead; it must not
         // fire while its host lives.
+        AtomicReference<Thread> pollThread = new AtomicReference<>();
         PidfdProcessWatcher watcher = new PidfdProcessWatcher(() -> {
+            pollThread.set(Thread.currentThread());
             throw new InjectedPollFailure();
         });
         Process a = sleeper();
         CountDownLatch fired = new CountDownLatch(1);
         try (ProcessWatcher.Watch w = watcher.watch(a.pid(), startTimeOf(watcher, a), fired::countDown)) {
-            assertThat(fired.await(500, TimeUnit.MILLISECONDS)).as("never fires for a live host").isFalse();
+            Thread dying = Poll.until(Duration.ofSeconds(10), Duration.ofMillis(5), pollThread::get, t -> t != null);
+            assertThat(dying.join(Duration.ofSeconds(5))).as("the poll thread is dead").isTrue();
+            // A watch fired by the dying thread reads DEAD at once, before its callback has run.
             assertThat(w.liveness()).isEqualTo(ProcessWatcher.Liveness.ALIVE);
+            assertThat(fired.getCount()).as("never fires for a live host").isOne();
             assertThat(a.isAlive()).isTrue();
         }
         Process b = sleeper();

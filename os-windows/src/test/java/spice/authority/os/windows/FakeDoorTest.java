@@ -9,6 +9,7 @@ import static spice.authority.os.windows.SdBuilder.USER;
 import static spice.authority.os.windows.SdBuilder.USERS;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -331,7 +332,8 @@ class FakeDoorTest {
         CountDownLatch fired = new CountDownLatch(1);
         ProcessWatcher.Watch watch = w.watch(42, 1000, fired::countDown);
         assertThat(watch.liveness()).isEqualTo(ProcessWatcher.Liveness.ALIVE);
-        assertThat(fired.await(100, TimeUnit.MILLISECONDS)).isFalse();
+        awaitWatchWaiting(42); // it saw the process unsignalled
+        assertThat(fired.getCount()).isOne();
         fake.exit(42);
         assertThat(fired.await(5, TimeUnit.SECONDS)).isTrue();
         assertThat(watch.liveness()).isEqualTo(ProcessWatcher.Liveness.DEAD);
@@ -343,6 +345,26 @@ class FakeDoorTest {
         assertThat(reused.await(5, TimeUnit.SECONDS)).as("another start time fires at once").isTrue();
     }
 
+    /** The thread of the watch of {@code pid} (WindowsProcessWatcher names it so), or null once it ended. */
+    private static Thread watchThread(long pid) {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().equals("spice-process-watch-" + pid)).findFirst().orElse(null);
+    }
+
+    /** Returns once the watch of {@code pid} waits in the fake's WaitForMultipleObjects. */
+    private static void awaitWatchWaiting(long pid) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            Thread t = watchThread(pid);
+            if (t != null && t.getState() == Thread.State.TIMED_WAITING
+                    && java.util.Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getMethodName().equals("waitForAny"))) {
+                return;
+            }
+            assertThat(System.nanoTime()).as("the watch of pid %d never waited", pid).isLessThan(deadline);
+            Thread.sleep(1); // the poll interval of a wait with a deadline
+        }
+    }
+
     @Test
     void processWatch_closedWatchNeverFires() throws Exception {
         WindowsProcessWatcher w = new WindowsProcessWatcher(fake);
@@ -351,11 +373,13 @@ class FakeDoorTest {
         ProcessWatcher.Watch watch = w.watch(7, 5, fired::countDown);
         watch.close();
         fake.exit(7);
-        assertThat(fired.await(200, TimeUnit.MILLISECONDS)).isFalse();
+        Thread waiter = watchThread(7);
+        assertThat(waiter == null || waiter.join(Duration.ofSeconds(5))).as("the watch's thread ended").isTrue();
+        assertThat(fired.getCount()).isOne();
         assertThat(watch.liveness()).isEqualTo(ProcessWatcher.Liveness.UNKNOWN);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (fake.openWaitables() != 0 && System.nanoTime() < deadline) {
-            Thread.sleep(10);
+            Thread.sleep(10); // the poll interval of a wait with a deadline
         }
         assertThat(fake.openWaitables()).as("the watch released its handles").isZero();
     }

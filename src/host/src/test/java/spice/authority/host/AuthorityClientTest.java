@@ -236,10 +236,8 @@ class AuthorityClientTest {
                 }
                 interrupted.set(Thread.currentThread().isInterrupted());
             });
-            while (h.requests().isEmpty()) {
-                Thread.sleep(5);
-            }
-            Thread.sleep(100); // now waiting 30 s to repeat
+            Waits.awaitIn(t, AuthorityClient.class.getName(), "pause"); // now waiting 30 s to repeat
+            assertThat(h.requests()).hasSize(1);
             long t0 = System.nanoTime();
             t.interrupt();
             t.join(10_000);
@@ -461,7 +459,7 @@ class AuthorityClientTest {
             assertThat(t).isInstanceOf(java.io.IOException.class).hasMessageContaining("the listener runs as another user")
                     .hasMessageNotContaining(TOKEN);
             assertThat(asked).singleElement().asString().startsWith(h.port() + "<-");
-            Thread.sleep(100); // let the fake helper read whatever came
+            h.sync(); // the fake helper read whatever came
             assertThat(h.requests()).as("not a byte sent: no token to a listener of another user").isEmpty();
             assertThat(h.proofs()).as("the platform's check comes before the endpoint proof").isZero();
         }

@@ -51,6 +51,9 @@ public final class FakeHelper implements AutoCloseable {
     private final byte[] proofToken;
     private int proofs;
     private int connections;
+    private int syncs;
+    /** The request of {@link #sync()}: served before any other target is looked at, never recorded. */
+    private static final String SYNC = "/fake-helper/sync";
 
     private FakeHelper(ServerSocketChannel server, Path socket, byte[] proofToken, Function<Request, byte[]> handler) {
         this.server = server;
@@ -91,6 +94,30 @@ public final class FakeHelper implements AutoCloseable {
         return List.copyOf(requests);
     }
 
+    /**
+     * Returns once every connection made before this call was served (they are served one at a
+     * time, in order): it makes one more, whose request is neither recorded nor counted.
+     */
+    public void sync() throws IOException, InterruptedException {
+        int mine;
+        synchronized (this) {
+            mine = syncs + 1;
+        }
+        try (SocketChannel ch = SocketChannel.open(server.getLocalAddress())) {
+            ch.write(ByteBuffer.wrap(("GET " + SYNC + " HTTP/1.1\r\n\r\n").getBytes(StandardCharsets.US_ASCII)));
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            synchronized (this) {
+                while (syncs < mine) {
+                    long left = (deadline - System.nanoTime()) / 1_000_000L;
+                    if (left <= 0) {
+                        throw new AssertionError("the fake helper did not serve the connections before sync() within 10 s");
+                    }
+                    wait(left);
+                }
+            }
+        }
+    }
+
     private void serve() {
         while (server.isOpen()) {
             try (SocketChannel ch = server.accept()) {
@@ -99,6 +126,14 @@ public final class FakeHelper implements AutoCloseable {
                 }
                 InputStream in = Channels.newInputStream(ch);
                 Request r = read(in);
+                if (r.target().equals(SYNC)) {
+                    synchronized (this) {
+                        connections--; // not the client's
+                        syncs++;
+                        notifyAll();
+                    }
+                    continue;
+                }
                 while (proofToken != null && r.method().equals("GET") && r.target().startsWith("/v1/endpoint-proof?nonce=")) {
                     byte[] nonce = java.util.HexFormat.of().parseHex(r.target().substring("/v1/endpoint-proof?nonce=".length()));
                     String proof = java.util.HexFormat.of().formatHex(mac(proofToken, nonce, (InetSocketAddress) ch.getLocalAddress()));

@@ -214,7 +214,7 @@ class HttpTransportTest {
                     ch.write(java.nio.ByteBuffer.wrap("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n".getBytes(StandardCharsets.US_ASCII)));
                     for (int i = 0; i < 100_000; i++) {
                         ch.write(java.nio.ByteBuffer.wrap(new byte[] {'x'}));
-                        Thread.sleep(50);
+                        Thread.sleep(50); // the subject: a slow helper, each byte within the read timeout
                     }
                 } catch (java.io.IOException | InterruptedException e) {
                     // the client went away
@@ -328,7 +328,7 @@ class HttpTransportTest {
                 stillInterrupted.set(Thread.currentThread().isInterrupted());
             });
             assertThat(received.await(5, TimeUnit.SECONDS)).isTrue();
-            Thread.sleep(100); // the caller waits for the answer now
+            Waits.awaitIn(caller, HttpTransport.class.getName(), "await"); // the caller waits for the answer now
             long cpu0 = threadCpu(caller);
             long t0 = System.nanoTime();
             caller.interrupt();

@@ -109,7 +109,7 @@ class TcpSquatterTest {
                     while (true) {
                         out.flush();
                         try {
-                            Thread.sleep(100);
+                            Thread.sleep(100); // the subject: a slowloris, each byte within the read timeout
                         } catch (InterruptedException e) {
                             return;
                         }

@@ -151,7 +151,7 @@ class SystemCommandRunnerTest {
             if (now.isEmpty() || System.nanoTime() > deadline) {
                 return now;
             }
-            Thread.sleep(20);
+            Thread.sleep(20); // the poll interval of a wait with a deadline
         }
     }
 
@@ -168,7 +168,7 @@ class SystemCommandRunnerTest {
             if (!there) {
                 return true;
             }
-            Thread.sleep(20);
+            Thread.sleep(20); // the poll interval of a wait with a deadline
         }
         return false;
     }

@@ -75,11 +75,8 @@ class HelperEndToEndIT {
 
             // The first host dies; the helper notices promptly and releases its lease.
             host1.kill9();
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            while (owned("run-e2e").contains("\"owned\":true") && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
-            assertThat(owned("run-e2e")).contains("\"phase\":\"SUSPENDED\"").contains("\"owned\":false");
+            assertThat(Poll.until(java.time.Duration.ofSeconds(5), java.time.Duration.ofMillis(20), () -> owned("run-e2e"),
+                    r -> !r.contains("\"owned\":true"))).contains("\"phase\":\"SUSPENDED\"").contains("\"owned\":false");
 
             String prepared = host2.send("import " + env1);
             assertThat(prepared).startsWith("200 ").contains("\"run_id\":\"run-e2e\"").contains("\"last_sequence\":7")

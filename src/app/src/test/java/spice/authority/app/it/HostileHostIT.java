@@ -107,7 +107,15 @@ class HostileHostIT {
                     ch.close();
                 }
             }
-            Thread.sleep(200); // the helper notices the closed connections
+            // The helper noticed the closed connections: this process is within its quota again.
+            int live = Poll.until(java.time.Duration.ofSeconds(10), java.time.Duration.ofMillis(20), () -> {
+                try {
+                    return helper.http().get("/q/health/live").status();
+                } catch (IOException e) {
+                    return 0;
+                }
+            }, s -> s == 200);
+            assertThat(live).as("served once the helper noticed the closed connections").isEqualTo(200);
             assertThat(helper.http().get("/v1/runs/run-victim").text()).contains("\"owned\":true")
                     .contains("\"phase\":\"SUSPENDED\"");
             assertThat(victim.send("resume run-victim")).startsWith("200 ").contains("\"run_generation\":2");

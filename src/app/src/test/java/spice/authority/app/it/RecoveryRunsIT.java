@@ -71,11 +71,8 @@ class RecoveryRunsIT {
     }
 
     private void awaitNotOwned(String runId) throws Exception {
-        long deadline = System.nanoTime() + 5_000_000_000L;
-        while (run(runId).contains("\"owned\":true") && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(run(runId)).contains("\"owned\":false");
+        assertThat(Poll.until(java.time.Duration.ofSeconds(5), java.time.Duration.ofMillis(20), () -> run(runId),
+                r -> !r.contains("\"owned\":true"))).contains("\"owned\":false");
     }
 
     private List<String> authorityFiles() throws IOException {

@@ -287,7 +287,9 @@ class SessionStartTimeRecheckTest {
             });
             assertThat(writing.await(10, TimeUnit.SECONDS)).isTrue();
             // DELETE /v1/imports/{import} (ApiResources.abort), while the activate write runs.
+            java.util.concurrent.atomic.AtomicReference<Thread> aborter = new java.util.concurrent.atomic.AtomicReference<>();
             java.util.concurrent.Future<String> abort = pool.submit(() -> {
+                aborter.set(Thread.currentThread());
                 ImportTx found = registry.importOf(s, tx.id());
                 registry.removeImport(found);
                 try {
@@ -299,7 +301,12 @@ class SessionStartTimeRecheckTest {
                     return "409 state_conflict"; // what the problem mapper answers for it
                 }
             });
-            Thread.sleep(200); // abort is now waiting for activate's monitor
+            // abort is now waiting for activate's monitor (the RunImport's).
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!blockedIn(aborter.get(), "spice.authority.core.RunImport", "abort")) {
+                assertThat(System.nanoTime()).as("abort never waited for activate's monitor").isLessThan(deadline);
+                Thread.sleep(1); // the poll interval of a wait with a deadline
+            }
             proceed.countDown();
             activate.get(10, TimeUnit.SECONDS);
             String answered = abort.get(10, TimeUnit.SECONDS);
@@ -314,6 +321,15 @@ class SessionStartTimeRecheckTest {
             registry.closeAll("test over");
             authority.close();
         }
+    }
+
+    /** Whether {@code t} waits to enter a monitor in {@code className.method}. */
+    private static boolean blockedIn(Thread t, String className, String method) {
+        if (t == null || t.getState() != Thread.State.BLOCKED) {
+            return false;
+        }
+        StackTraceElement[] stack = t.getStackTrace();
+        return stack.length > 0 && stack[0].getClassName().equals(className) && stack[0].getMethodName().equals(method);
     }
 
     @Test

@@ -20,6 +20,7 @@ import spice.authority.host.HelperEndpoint;
 import spice.authority.host.HelperInterrupted;
 import spice.authority.host.RetryPolicy;
 import spice.authority.host.Session;
+import spice.authority.host.Waits;
 import spice.authority.host.demo.ScriptedAgent;
 
 /** An interrupt before anything was sent ends a call with a known outcome: nothing happened. */
@@ -68,7 +69,8 @@ class EngineInterruptTest {
                 }
                 stillInterrupted.set(Thread.currentThread().isInterrupted());
             });
-            Thread.sleep(500); // the token was read; the connect is pending (3 s timeout)
+            // The token was read; the connect is pending (3 s timeout).
+            Waits.awaitIn(t, "spice.authority.host.HttpTransport", "await", "connect");
             t.interrupt();
             t.join(10_000);
             assertThat(failure.get()).isInstanceOf(AuthorityFailedException.class);
@@ -123,7 +125,7 @@ class EngineInterruptTest {
                 stillInterrupted.set(Thread.currentThread().isInterrupted());
             });
             t.join(10_000);
-            Thread.sleep(400);
+            h.sync(); // the fake helper read whatever came
 
             assertThat(failure.get()).isInstanceOf(AuthorityFailedException.class);
             AuthorityFailedException a = (AuthorityFailedException) failure.get();
@@ -233,13 +235,11 @@ class EngineInterruptTest {
                     failure.set(e);
                 }
             });
-            while (h.requests().stream().noneMatch(r -> r.line().endsWith("/consume"))) {
-                Thread.sleep(5);
-            }
-            Thread.sleep(200); // waiting 30 s to repeat the consume
+            Waits.awaitIn(t, AuthorityClient.class.getName(), "pause"); // waiting 30 s to repeat the consume
+            assertThat(h.requests()).extracting(FakeHelper.Request::line).anyMatch(l -> l.endsWith("/consume"));
             t.interrupt();
             t.join(10_000);
-            Thread.sleep(300);
+            h.sync(); // the fake helper read whatever came
             assertThat(failure.get()).isInstanceOfSatisfying(ImportRefusedException.class, e -> {
                 assertThat(e.reason()).isEqualTo(ImportRefusedException.Reason.CONSUME_REFUSED);
                 assertThat(e.getCause()).isInstanceOf(HelperInterrupted.class);
