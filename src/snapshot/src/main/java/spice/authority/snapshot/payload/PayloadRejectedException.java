@@ -10,7 +10,16 @@ public final class PayloadRejectedException extends Exception {
     private final String location;
 
     public PayloadRejectedException(PayloadRule rule, String location) {
-        super(rule.id() + ": " + rule.reason() + (location == null ? "" : " (at " + location + ")"), null, false, false);
+        this(rule, location, null);
+    }
+
+    /**
+     * @param detail replaces the rule's reason in the message where the refusal must name what it
+     *     refused (P-VERSION: the version text, escaped and bounded); null for the reason
+     */
+    public PayloadRejectedException(PayloadRule rule, String location, String detail) {
+        super(rule.id() + ": " + (detail == null ? rule.reason() : detail) + (location == null ? "" : " (at " + location + ")"),
+                null, false, false);
         this.rule = rule;
         this.location = location;
     }
