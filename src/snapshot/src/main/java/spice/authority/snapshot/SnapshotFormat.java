@@ -37,6 +37,11 @@ public enum SnapshotFormat {
         return wire;
     }
 
+    /** The version part of the wire string, e.g. {@code v1alpha3} (for display and media types). */
+    public String version() {
+        return wire.substring(wire.lastIndexOf('/') + 1);
+    }
+
     /** The domain of the plan fingerprint hash ({@code spice-agent-plan/v2} or {@code /v3}). */
     public String planDomain() {
         return planDomain;

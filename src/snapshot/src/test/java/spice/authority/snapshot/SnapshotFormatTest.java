@@ -18,6 +18,8 @@ class SnapshotFormatTest {
 
     @Test
     void perFormatFacts() {
+        assertThat(SnapshotFormat.V1ALPHA2.version()).isEqualTo("v1alpha2");
+        assertThat(SnapshotFormat.V1ALPHA3.version()).isEqualTo("v1alpha3");
         assertThat(SnapshotFormat.V1ALPHA2.planDomain()).isEqualTo("spice-agent-plan/v2");
         assertThat(SnapshotFormat.V1ALPHA3.planDomain()).isEqualTo("spice-agent-plan/v3");
         assertThat(SnapshotFormat.V1ALPHA2.hasWorkspaceFingerprint()).isFalse();

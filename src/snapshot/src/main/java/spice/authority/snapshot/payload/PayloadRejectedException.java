@@ -8,6 +8,7 @@ public final class PayloadRejectedException extends Exception {
     private static final long serialVersionUID = 1L;
     private final PayloadRule rule;
     private final String location;
+    private final String reason;
 
     public PayloadRejectedException(PayloadRule rule, String location) {
         this(rule, location, null);
@@ -22,10 +23,19 @@ public final class PayloadRejectedException extends Exception {
                 null, false, false);
         this.rule = rule;
         this.location = location;
+        this.reason = detail == null ? rule.reason() : detail;
     }
 
     public PayloadRule rule() {
         return rule;
+    }
+
+    /**
+     * Why, for display: the rule's reason, or what was refused where the rule names it (P-VERSION:
+     * the version text, escaped and bounded).
+     */
+    public String reason() {
+        return reason;
     }
 
     /** Where in the payload the rule broke (e.g. {@code history[2].parts[0]}), or null. */

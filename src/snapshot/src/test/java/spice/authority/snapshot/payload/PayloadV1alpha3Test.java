@@ -49,6 +49,10 @@ class PayloadV1alpha3Test {
             assertThat(e.rule()).isEqualTo(PayloadRule.P_VERSION);
             assertThat(e.getMessage()).contains("\"spice.agent.snapshot/v1alpha3\"").contains("not accepted here")
                     .contains("accepted: spice.agent.snapshot/v1alpha2");
+            assertThat(e.reason()).isEqualTo("version \"spice.agent.snapshot/v1alpha3\" is not accepted here "
+                    + "(accepted: spice.agent.snapshot/v1alpha2)");
+            assertThat(refusal(edit(V01, "\"status\":", "\"extra\":0,\"status\":"), V2_ONLY).reason())
+                    .isEqualTo(PayloadRule.P_UNKNOWN.reason());
         }
 
         @Test
