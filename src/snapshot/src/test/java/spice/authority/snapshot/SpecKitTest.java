@@ -22,28 +22,37 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The in-repository copy of the spec kit (spec-kit/) is complete and unchanged: every file named by
- * the two index.json files is there with its indexed SHA-256 (the rejected corpus files, for which
- * the index gives none, under one pinned digest), nothing else is, and the files no index lists
- * (the five vector files, the two indexes, the tau-bench licence) have the digests of the
- * 2026-12-01 kit. A missing or altered copy fails here, by name, instead of being skipped or
+ * the three index.json files is there with its indexed SHA-256 (the rejected corpus files, for
+ * which the index gives none, under one pinned digest per corpus), nothing else is, and the files
+ * no index lists (the five v1alpha2 and four v1alpha3 vector files, the three indexes, the
+ * tau-bench licence) have the digests of the 2026-12-01 and 2026-12-02 kits. A missing or altered copy fails here, by name, instead of being skipped or
  * surfacing as an odd failure elsewhere. After a refresh (spec-kit/README.md), update the digests.
  */
 class SpecKitTest {
 
     /** SHA-256 of the kit files (copied 2026-12-01, see spec-kit/README.md) that no index.json lists. */
-    private static final Map<String, String> PINNED = Map.of(
-            "vectors/envelope.json", "0162a94bcbb7999c102a406e4765915f7ad304a2df798b290b49622ccfd1a3ea",
-            "vectors/mac-input.json", "d6654702df097c09b6a95c08e4a0ed459f6427ff0f18e0ac170f00647d7b4a2c",
-            "vectors/plan-identity.json", "ee97be6fbfe2c4164c569c6ad4e1359b46e725d586b5d8497036a00c95aaa721",
-            "vectors/record.json", "fd813c8f9a6ce8959e51272f4b39714b3d61dafd4f17c661611818ed5a37bdba",
-            "vectors/run-subkey.json", "fc0dfbd7e6a5df74be4f6d6da55ed405f834be85c2e9de70b7a8c81e3f2e4ef0",
-            "payload-corpus/public/index.json", "0a0fc5e3e6d74bc0af01e1828fbfdb9aaf64d816ae85e4e876ff7add4e8e8d1a",
-            "transcripts/index.json", "de71a0d0a50231c358dd1702607805a447ee210589703d5c7f1a4fd71016a98a",
-            "transcripts/LICENSE-tau-bench.txt", "243d23d45b80122b5ac575586ccef352fdc9c45e6d7d2605449aca8a17478b42");
+    private static final Map<String, String> PINNED = Map.ofEntries(
+            Map.entry("vectors-v1alpha3/envelope.json", "5fdcea1f14f2e51bfed9f206fbc59ad8337185c7addda25d8551b628e17c21a0"),
+            Map.entry("vectors-v1alpha3/mac-input.json", "65b30aad70400fd8e735c83e74a87ea82b559b31dd4f3405b0a985ea47670c2c"),
+            Map.entry("vectors-v1alpha3/plan-identity.json", "2459a87237d1be51be555ecfd33e014bab6185b4ffbcfd48dc7695ee47b88b0e"),
+            Map.entry("vectors-v1alpha3/record.json", "49b307cba36733f71151668c120ae7ad14a85aca03c7a494ee8c3bc3fcbf59f0"),
+            Map.entry("payload-corpus/v1alpha3/index.json", "6555e83276556d50b3441ee7e44422363bd754481491eb9e0d247ca9601440e0"),
+            Map.entry("vectors/envelope.json", "0162a94bcbb7999c102a406e4765915f7ad304a2df798b290b49622ccfd1a3ea"),
+            Map.entry("vectors/mac-input.json", "d6654702df097c09b6a95c08e4a0ed459f6427ff0f18e0ac170f00647d7b4a2c"),
+            Map.entry("vectors/plan-identity.json", "ee97be6fbfe2c4164c569c6ad4e1359b46e725d586b5d8497036a00c95aaa721"),
+            Map.entry("vectors/record.json", "fd813c8f9a6ce8959e51272f4b39714b3d61dafd4f17c661611818ed5a37bdba"),
+            Map.entry("vectors/run-subkey.json", "fc0dfbd7e6a5df74be4f6d6da55ed405f834be85c2e9de70b7a8c81e3f2e4ef0"),
+            Map.entry("payload-corpus/public/index.json", "0a0fc5e3e6d74bc0af01e1828fbfdb9aaf64d816ae85e4e876ff7add4e8e8d1a"),
+            Map.entry("transcripts/index.json", "de71a0d0a50231c358dd1702607805a447ee210589703d5c7f1a4fd71016a98a"),
+            Map.entry("transcripts/LICENSE-tau-bench.txt", "243d23d45b80122b5ac575586ccef352fdc9c45e6d7d2605449aca8a17478b42"));
 
     /** {@link #aggregateSha256} of the corpus files index.json gives no sha256 for (the rejected ones). */
     private static final String REJECTED_CORPUS_SHA256 =
             "09bdac40868a724b78ae9900bddcdb14eb4b164b596b824a8547532073237d0b";
+
+    /** {@link #aggregateSha256} of the v1alpha3 corpus files its index gives no sha256 for (the rejected ones). */
+    private static final String REJECTED_V1ALPHA3_CORPUS_SHA256 =
+            "3d57beb50a6d570dbda4fdbb9c01064b748dff6e64160ed79a1e5164353a1f7b";
 
     private static final String LICENCE = "transcripts/LICENSE-tau-bench.txt";
 
@@ -62,6 +71,36 @@ class SpecKitTest {
         List<String> failures = new ArrayList<>();
         PINNED.keySet().stream().filter(f -> f.startsWith("vectors/")).sorted().forEach(f -> checkPinned(f, failures));
         assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void vectorsV1alpha3_allFourPresentWithTheKitsDigests_andNothingElse() throws IOException {
+        assertThat(listing("vectors-v1alpha3")).containsExactly(
+                "envelope.json", "mac-input.json", "plan-identity.json", "record.json");
+        List<String> failures = new ArrayList<>();
+        PINNED.keySet().stream().filter(f -> f.startsWith("vectors-v1alpha3/")).sorted().forEach(f -> checkPinned(f, failures));
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void corpusV1alpha3_everyIndexedFilePresentWithItsDigest_andNothingElse() throws IOException {
+        List<String> failures = new ArrayList<>();
+        checkPinned("payload-corpus/v1alpha3/index.json", failures);
+        Indexed indexed = checkIndexed("payload-corpus/v1alpha3", failures);
+        assertThat(failures).isEmpty();
+        assertThat(indexed.files()).hasSize(51);
+        // The index gives digests for the valid files only; the 33 rejected ones are pinned as one.
+        assertThat(indexed.undigested()).hasSize(33).allMatch(f -> f.startsWith("invalid-"));
+        assertThat(aggregateSha256("payload-corpus/v1alpha3", indexed.undigested()))
+                .as("digest of the v1alpha3 corpus files without an indexed sha256").isEqualTo(REJECTED_V1ALPHA3_CORPUS_SHA256);
+        Set<String> expected = new TreeSet<>(indexed.files());
+        expected.add("index.json");
+        assertThat(listing("payload-corpus/v1alpha3")).containsExactlyElementsOf(expected);
+    }
+
+    @Test
+    void corpusDirectories_areExactlyTheTwoCopied() throws IOException {
+        assertThat(listing("payload-corpus")).containsExactly("public", "v1alpha3");
     }
 
     @Test

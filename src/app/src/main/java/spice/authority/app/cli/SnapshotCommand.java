@@ -7,7 +7,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "snapshot",
         mixinStandardHelpOptions = true,
         description = {
-            "Validate v1alpha2 payloads and inspect signed envelopes.",
+            "Validate v1alpha2 and v1alpha3 payloads and inspect signed envelopes.",
             "Works offline; no key is needed."
         },
         commandListHeading = "%nCommands:%n",

@@ -18,11 +18,12 @@ import spice.authority.snapshot.payload.Snapshot;
 @Command(name = "validate",
         mixinStandardHelpOptions = true,
         description = {
-            "Validate v1alpha2 snapshot payloads (the JSON a host sends to be signed).",
-            "Applies every rule of the format (wire-format.md b.3-b.6) and requires",
-            "canonical bytes: a payload must be byte-identical to what the reference encoder",
-            "emits for it. Prints one line per file:",
-            "'FILE: OK <run_id> <status>', 'FILE: REJECTED <rule> <reason>' or",
+            "Validate v1alpha2 and v1alpha3 payloads (the JSON a host sends to be signed).",
+            "The payload's version names its format. Applies every rule of that format",
+            "(wire-format.md b.3-b.6; v1alpha3 adds P-WORKSPACE) and requires canonical",
+            "bytes: a payload must be byte-identical to what the reference encoder emits",
+            "for it. Prints one line per file:",
+            "'FILE: OK <run_id> <status> <version>', 'FILE: REJECTED <rule> <reason>' or",
             "'FILE: UNREADABLE <reason>' (the file could not be read)."
         },
         footerHeading = "%nExit codes:%n",
@@ -64,6 +65,7 @@ public final class SnapshotValidateCommand implements java.util.concurrent.Calla
                 g.writeStringField("file", file);
                 g.writeStringField("verdict", v.verdict);
                 if (v.ok) {
+                    g.writeStringField("version", v.snapshot.format().version());
                     g.writeStringField("run_id", v.snapshot.runId());
                     g.writeStringField("status", v.snapshot.status().wire());
                     g.writeStringField("last_sequence", Long.toUnsignedString(v.snapshot.lastSequence()));
@@ -78,7 +80,8 @@ public final class SnapshotValidateCommand implements java.util.concurrent.Calla
                 }
                 g.writeEndObject();
             } else if (v.ok) {
-                out.println(file + ": OK " + v.snapshot.runId() + " " + v.snapshot.status().wire());
+                out.println(file + ": OK " + v.snapshot.runId() + " " + v.snapshot.status().wire() + " "
+                        + v.snapshot.format().version());
             } else if (v.rule != null) {
                 out.println(file + ": REJECTED " + v.rule.id() + " " + v.reason
                         + (v.location == null ? "" : " (at " + v.location + ")"));
@@ -110,7 +113,7 @@ public final class SnapshotValidateCommand implements java.util.concurrent.Calla
         try {
             return new Verdict(true, "OK", Snapshot.decode(bytes), null, null, null);
         } catch (PayloadRejectedException e) {
-            return new Verdict(false, "REJECTED", null, e.rule(), e.rule().reason(), e.location());
+            return new Verdict(false, "REJECTED", null, e.rule(), e.reason(), e.location()); // P-VERSION names the version
         }
     }
 }

@@ -6,6 +6,8 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import spice.authority.snapshot.SnapshotFormat;
 import spice.authority.snapshot.crypto.HmacSha256;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.envelope.EnvelopeRejectedException;
@@ -51,7 +53,7 @@ public final class InspectView {
             checks.put("structure", "ok");
         } catch (EnvelopeRejectedException ex) {
             ok = false;
-            checks.put("structure", ex.rule().id() + ": " + ex.rule().reason());
+            checks.put("structure", ex.getMessage()); // E-FORMAT names the format
         }
         boolean digestOk = MessageDigest.isEqual(HmacSha256.sha256(env.payload()), env.sha256());
         ok &= digestOk;
@@ -61,8 +63,11 @@ public final class InspectView {
                 : env.claim().isPresent() ? "ok: 32-byte scope, generation >= 1, 32-byte HMAC" : "malformed");
         Snapshot snapshot = null;
         try {
-            snapshot = Snapshot.decode(env.payload());
-            checks.put("payload", "ok: valid canonical v1alpha2");
+            // the payload must be of the envelope's format, when that is one
+            snapshot = SnapshotFormat.fromWire(env.format()).isPresent()
+                    ? Snapshot.decode(env.payload(), Set.of(SnapshotFormat.fromWire(env.format()).get()))
+                    : Snapshot.decode(env.payload());
+            checks.put("payload", "ok: valid canonical " + snapshot.format().version());
         } catch (PayloadRejectedException ex) {
             ok = false;
             checks.put("payload", ex.getMessage());
@@ -124,6 +129,9 @@ public final class InspectView {
         Map<String, Object> plan = new LinkedHashMap<>();
         plan.put("compiled_identities", new ArrayList<>(s.planIdentity().compiledIdentities()));
         plan.put("snapshot_compatibility_identity", s.planIdentity().snapshotCompatibilityIdentity());
+        if (s.format().hasWorkspaceFingerprint()) {
+            plan.put("workspace_fingerprint", s.planIdentity().workspaceFingerprint());
+        }
         plan.put("tool_plan_id", s.planIdentity().toolPlanId());
         plan.put("fingerprint", s.planIdentity().fingerprint());
         plan.put("importable_plan", !s.planIdentity().snapshotCompatibilityIdentity().isEmpty());

@@ -33,14 +33,44 @@ class SnapshotInspectCommandTest {
         assertThat(v.at("/checks/structure").asText()).isEqualTo("ok");
         assertThat(v.at("/checks/digest").asText()).startsWith("ok");
         assertThat(v.at("/checks/claim_shape").asText()).startsWith("ok");
-        assertThat(v.at("/checks/payload").asText()).startsWith("ok");
+        assertThat(v.at("/checks/payload").asText()).isEqualTo("ok: valid canonical v1alpha2");
         assertThat(v.at("/checks/agreement").asText()).startsWith("ok");
         assertThat(v.at("/authenticity").asText()).startsWith("not verified");
+        assertThat(v.at("/payload/plan_identity").has("workspace_fingerprint")).isFalse();
         assertThat(v.at("/payload/messages").asInt()).isPositive();
         assertThat(v.at("/payload/resumable").asBoolean()).isTrue();
         // No claim MAC and no conversation text in the view.
         String hmacHex = SpecFiles.json("vectors/envelope.json").get("cases").get(0).get("hmac_sha256_hex").asText();
         assertThat(r.out()).doesNotContain(hmacHex).doesNotContain("List the files.");
+    }
+
+    @Test
+    void inspect_v1alpha3Envelope_namesItsVersionAndWorkspace(@TempDir Path dir) throws Exception {
+        JsonNode c = SpecFiles.json("vectors-v1alpha3/envelope.json").get("cases").get(0);
+        Path f = dir.resolve("env3.pb");
+        Files.write(f, SpecFiles.hex(c.get("envelope_hex").asText()));
+        CliRun r = CliRun.of("snapshot", "inspect", f.toString());
+        assertThat(r.exitCode()).isZero();
+        JsonNode v = JSON.readTree(r.out());
+        assertThat(v.at("/envelope/format").asText()).isEqualTo("spice.agent.snapshot/v1alpha3");
+        assertThat(v.at("/checks/structure").asText()).isEqualTo("ok");
+        assertThat(v.at("/checks/payload").asText()).isEqualTo("ok: valid canonical v1alpha3");
+        assertThat(v.at("/payload/plan_identity/workspace_fingerprint").asText()).startsWith("sha256:");
+    }
+
+    @Test
+    void inspect_unknownFormat_structureNamesIt_payloadNamesItsVersion(@TempDir Path dir) throws Exception {
+        byte[] env = vectorEnvelope(0);
+        // "spice.agent.snapshot/v1alpha2" -> "spice.agent.snapshot/v1alpha9" (the format is the first field)
+        env[2 + 28] = '9';
+        Path f = dir.resolve("unknown-format.pb");
+        Files.write(f, env);
+        CliRun r = CliRun.of("snapshot", "inspect", f.toString());
+        assertThat(r.exitCode()).isEqualTo(1);
+        JsonNode v = JSON.readTree(r.out());
+        assertThat(v.at("/checks/structure").asText())
+                .isEqualTo("E-FORMAT: snapshot format \"spice.agent.snapshot/v1alpha9\" is unknown");
+        assertThat(v.at("/checks/payload").asText()).isEqualTo("ok: valid canonical v1alpha2");
     }
 
     @Test

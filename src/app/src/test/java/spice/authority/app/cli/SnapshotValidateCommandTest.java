@@ -27,7 +27,27 @@ class SnapshotValidateCommandTest {
         Path f = corpus("valid-01-minimal-suspended.json");
         CliRun r = CliRun.of("snapshot", "validate", f.toString());
         assertThat(r.exitCode()).isZero();
-        assertThat(r.out()).isEqualTo(f + ": OK run-1 suspended\n");
+        assertThat(r.out()).isEqualTo(f + ": OK run-1 suspended v1alpha2\n");
+    }
+
+    @Test
+    void validate_v1alpha3Payload_namesItsVersion() {
+        Path f = SpecFiles.resolve("payload-corpus/v1alpha3/valid-01-minimal-suspended.json");
+        CliRun r = CliRun.of("snapshot", "validate", f.toString());
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.out()).isEqualTo(f + ": OK run-1 suspended v1alpha3\n");
+    }
+
+    @Test
+    void validate_badVersion_namesTheVersionText() {
+        Path f = SpecFiles.resolve("payload-corpus/v1alpha3/invalid-version-v1alpha2-with-workspace.json");
+        CliRun r = CliRun.of("snapshot", "validate", f.toString());
+        assertThat(r.exitCode()).isEqualTo(1);
+        assertThat(r.out()).isEqualTo(f + ": REJECTED P-VERSION version \"spice.agent.snapshot/v1alpha2\" has no "
+                + "plan_identity.workspace_fingerprint (a member of a later format) (at version)\n");
+        Path none = SpecFiles.resolve("payload-corpus/public/invalid-version-v1alpha1.json");
+        assertThat(CliRun.of("snapshot", "validate", none.toString()).out())
+                .startsWith(none + ": REJECTED P-VERSION version \"spice.agent.snapshot/v1alpha1\" is not a snapshot format");
     }
 
     @Test

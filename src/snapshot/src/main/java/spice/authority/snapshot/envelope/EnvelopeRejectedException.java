@@ -22,6 +22,20 @@ public final class EnvelopeRejectedException extends Exception {
         this.payloadRule = payloadRule;
     }
 
+    /**
+     * A refusal whose message says what was refused instead of the rule's reason (E-FORMAT: the
+     * format text, escaped and bounded by the caller).
+     */
+    static EnvelopeRejectedException naming(EnvelopeRule rule, String detail) {
+        return new EnvelopeRejectedException(rule, detail, null);
+    }
+
+    private EnvelopeRejectedException(EnvelopeRule rule, String detail, Void unused) {
+        super(rule.id() + ": " + detail, null, false, false);
+        this.rule = rule;
+        this.payloadRule = null;
+    }
+
     public EnvelopeRule rule() {
         return rule;
     }

@@ -1,7 +1,10 @@
 package spice.authority.snapshot.envelope;
 
 import java.security.MessageDigest;
+import java.util.EnumSet;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
+import spice.authority.snapshot.SnapshotFormat;
 import spice.authority.snapshot.crypto.Claim;
 import spice.authority.snapshot.crypto.ClaimInput;
 import spice.authority.snapshot.crypto.HmacSha256;
@@ -10,6 +13,7 @@ import spice.authority.snapshot.json.GoFieldNames;
 import spice.authority.snapshot.json.GoJsonReader;
 import spice.authority.snapshot.json.GoText;
 import spice.authority.snapshot.json.JsonSyntaxException;
+import spice.authority.snapshot.json.SafeText;
 import spice.authority.snapshot.payload.LifecycleStatus;
 import spice.authority.snapshot.payload.PayloadRejectedException;
 import spice.authority.snapshot.payload.Snapshot;
@@ -20,12 +24,18 @@ import spice.authority.snapshot.payload.Snapshot;
  * <p><b>Guarantees.</b> {@link #seal} cannot produce an unsigned envelope, and takes run ID, last
  * sequence and lifecycle from the validated payload, so they cannot disagree. {@link #validate}
  * applies wire-format.md a.3 in order and reports the first broken rule. {@link #validateStrict}
- * additionally requires a valid canonical v1alpha2 payload that agrees with the envelope.
+ * additionally requires a valid canonical payload of the envelope's format that agrees with the
+ * envelope. Every {@link SnapshotFormat} is spoken: the envelope's {@code format} is the claim
+ * input's, so the MAC binds it; a format that is unknown, or not among those a caller accepts, is
+ * {@link EnvelopeRule#E_FORMAT} naming it. A v1alpha3 envelope is also held to its cap of
+ * 16 MiB + 295 encoded bytes (E-SIZE); unknown fields are refused at every depth in every format
+ * ({@link Envelope#parse}).
  * Structure and the unkeyed digest never establish authority: only {@link #verify} with a keyed
  * verifier does, and it fails with the one {@link VerificationException}.
  */
 public final class Envelopes {
     private static final String[] RUN_ID_FIELD = {"run_id"};
+    private static final Set<SnapshotFormat> ALL = EnumSet.allOf(SnapshotFormat.class);
 
     private Envelopes() {}
 
@@ -69,7 +79,7 @@ public final class Envelopes {
     public static Unsigned unsigned(Snapshot snapshot) {
         byte[] payload = snapshot.canonicalBytes();
         byte[] digest = HmacSha256.sha256(payload);
-        ClaimInput input = new ClaimInput(Snapshot.FORMAT, snapshot.runId(), snapshot.lastSequence(),
+        ClaimInput input = new ClaimInput(snapshot.format(), snapshot.runId(), snapshot.lastSequence(),
                 snapshot.status().lifecycleNumber(), digest);
         return new Unsigned(snapshot, payload, digest, input);
     }
@@ -108,15 +118,32 @@ public final class Envelopes {
             if (claim == null) {
                 throw new SigningException();
             }
-            return Envelope.of(Snapshot.FORMAT, snapshot.runId(), snapshot.lastSequence(),
+            return Envelope.of(snapshot.format().wire(), snapshot.runId(), snapshot.lastSequence(),
                     snapshot.status().lifecycleNumber(), payload, digest, claim);
         }
     }
 
-    /** Structural validation, wire-format.md a.3, in order. */
+    /** Structural validation, wire-format.md a.3, in order, for an envelope of any known format. */
     public static Validated validate(Envelope e) throws EnvelopeRejectedException {
-        if (!ClaimInput.FORMAT.equals(e.format())) {
-            throw new EnvelopeRejectedException(EnvelopeRule.E_FORMAT);
+        return validate(e, ALL);
+    }
+
+    /**
+     * Structural validation, wire-format.md a.3, in order, accepting the formats in
+     * {@code accepted} only.
+     *
+     * @throws EnvelopeRejectedException E-FORMAT, naming the format text, when it names no format
+     *     or one not accepted; E-SIZE for a v1alpha3 envelope over 16,777,511 encoded bytes
+     */
+    public static Validated validate(Envelope e, Set<SnapshotFormat> accepted) throws EnvelopeRejectedException {
+        SnapshotFormat format = SnapshotFormat.fromWire(e.format()).orElse(null);
+        if (format == null || !accepted.contains(format)) {
+            throw EnvelopeRejectedException.naming(EnvelopeRule.E_FORMAT, "snapshot format \""
+                    + SafeText.bounded(e.format(), 64) + "\" is " + (format == null ? "unknown" : "not accepted here"));
+        }
+        if (e.encodedLength() > format.maxEnvelopeBytes()) {
+            throw EnvelopeRejectedException.naming(EnvelopeRule.E_SIZE, format.wire() + " envelope exceeds "
+                    + format.maxEnvelopeBytes() + " encoded bytes");
         }
         // A parsed envelope's strings are valid UTF-8 (E-ENCODING); the text check keeps an
         // envelope built in Java from reaching the claim input with an unpaired surrogate.
@@ -142,16 +169,24 @@ public final class Envelopes {
             throw new EnvelopeRejectedException(EnvelopeRule.E_RUNID_MATCH);
         }
         Claim claim = e.claim().orElseThrow(() -> new EnvelopeRejectedException(EnvelopeRule.E_AUTH_SHAPE));
-        ClaimInput input = new ClaimInput(e.format(), e.runId(), e.lastSequence(), e.lifecycleNumber(), digest);
+        ClaimInput input = new ClaimInput(format, e.runId(), e.lastSequence(), e.lifecycleNumber(), digest);
         return new Validated(e, input, claim);
     }
 
-    /** {@link #validate} plus: the payload is a valid canonical v1alpha2 snapshot that agrees. */
+    /**
+     * {@link #validate} plus: the payload is a valid canonical snapshot of the envelope's format
+     * (another version is E-PAYLOAD with P-VERSION) that agrees.
+     */
     public static Strict validateStrict(Envelope e) throws EnvelopeRejectedException {
-        Validated v = validate(e);
+        return validateStrict(e, ALL);
+    }
+
+    /** {@link #validateStrict(Envelope)} accepting the formats in {@code accepted} only. */
+    public static Strict validateStrict(Envelope e, Set<SnapshotFormat> accepted) throws EnvelopeRejectedException {
+        Validated v = validate(e, accepted);
         Snapshot s;
         try {
-            s = Snapshot.decode(e.payload());
+            s = Snapshot.decode(e.payload(), Set.of(v.claimInput().snapshotFormat()));
         } catch (PayloadRejectedException pe) {
             throw new EnvelopeRejectedException(EnvelopeRule.E_PAYLOAD, pe.rule());
         }

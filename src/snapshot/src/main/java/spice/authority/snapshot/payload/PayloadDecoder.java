@@ -13,6 +13,11 @@ import spice.authority.snapshot.json.GoJsonReader;
  *
  * <p>Like Go, the first P-UNKNOWN/P-TYPE error is remembered and decoding continues, so a syntax
  * error anywhere in the value (P-JSON) takes precedence.
+ *
+ * <p>One shape serves both formats: v1alpha3's {@code plan_identity.workspace_fingerprint} is
+ * decoded wherever it appears, and a type error inside it is remembered apart from the others
+ * ({@link #workspaceRule()}), because whether it counts depends on the version, which is known
+ * only once the whole value is read (Snapshot sorts this out).
  */
 final class PayloadDecoder {
     private static final String[] SNAPSHOT_FIELDS = {
@@ -21,14 +26,21 @@ final class PayloadDecoder {
     private static final String[] DEFINITION_FIELDS = {"name", "model", "max_turns"};
     private static final String[] MESSAGE_FIELDS = {"id", "role", "parts"};
     private static final String[] PART_FIELDS = {"kind", "text", "name", "call_id", "namespace", "data"};
+    /** Both formats' plan members: v1alpha3's {@code workspace_fingerprint} is sorted out after decoding. */
     private static final String[] PLAN_FIELDS = {
-        "compiled_identities", "snapshot_compatibility_identity", "tool_plan_id", "fingerprint"};
+        "compiled_identities", "snapshot_compatibility_identity", "tool_plan_id", "fingerprint",
+        "workspace_fingerprint"};
 
     private static final long MAX_U32 = 0xFFFF_FFFFL;
 
     private final GoJsonReader r;
     private PayloadRule saved;
     private String savedAt;
+    private int savedOrder;
+    private PayloadRule workspaceSaved;
+    private int workspaceOrder;
+    private boolean inWorkspace;
+    private int errors;
 
     PayloadDecoder(byte[] payload) {
         this.r = new GoJsonReader(payload);
@@ -43,6 +55,16 @@ final class PayloadDecoder {
         return savedAt;
     }
 
+    /** First type error inside a {@code workspace_fingerprint} member, or null. */
+    PayloadRule workspaceRule() {
+        return workspaceSaved;
+    }
+
+    /** Whether the first error outside the workspace member came before the first inside it. */
+    boolean savedFirst() {
+        return saved != null && (workspaceSaved == null || savedOrder < workspaceOrder);
+    }
+
     GoJsonReader reader() {
         return r;
     }
@@ -54,7 +76,16 @@ final class PayloadDecoder {
     private int curElement;
 
     private void save(PayloadRule rule, String where) {
+        errors++;
+        if (inWorkspace) {
+            if (workspaceSaved == null) {
+                workspaceSaved = rule;
+                workspaceOrder = errors;
+            }
+            return;
+        }
         if (saved == null) {
+            savedOrder = errors;
             saved = rule;
             savedAt = where.replace("%m", Integer.toString(curMessage))
                     .replace("%p", Integer.toString(curPart))
@@ -226,7 +257,7 @@ final class PayloadDecoder {
         r.skipValue();
     }
 
-    // ---- the v1alpha2 shape ---------------------------------------------------------------
+    // ---- the v1alpha2 and v1alpha3 shape ---------------------------------------------------------------
 
     Raw.Snapshot decode() {
         Raw.Snapshot s = new Raw.Snapshot();
@@ -349,6 +380,12 @@ final class PayloadDecoder {
                         "plan_identity.snapshot_compatibility_identity");
                 case 2 -> p.toolPlanId = string(p.toolPlanId, "plan_identity.tool_plan_id");
                 case 3 -> p.fingerprint = string(p.fingerprint, "plan_identity.fingerprint");
+                case 4 -> {
+                    p.workspacePresent = true;
+                    inWorkspace = true;
+                    p.workspaceFingerprint = string(p.workspaceFingerprint, "plan_identity.workspace_fingerprint");
+                    inWorkspace = false;
+                }
                 default -> unknown("plan_identity");
             }
         }

@@ -5,8 +5,10 @@ import spice.authority.snapshot.json.GoJsonWriter;
 
 /**
  * The canonical encoder: emits byte-for-byte what the reference's {@code json.Marshal} emits for
- * the decoded value (wire-format.md b.1–b.2): fixed member order, every member present except the
- * optional part members (omitted when empty), arrays never null, data compacted.
+ * the decoded value (wire-format.md b.1–b.2) in the value's format: fixed member order, every
+ * member present except the optional part members (omitted when empty), arrays never null, data
+ * compacted; v1alpha3 adds {@code workspace_fingerprint} after the compatibility identity
+ * (wire-format-v1alpha3.md section 2).
  */
 final class PayloadEncoder {
     private PayloadEncoder() {}
@@ -63,8 +65,12 @@ final class PayloadEncoder {
         }
         w.ascii("],\"plan_identity\":{\"compiled_identities\":");
         stringArray(w, s.plan.compiledIdentities.view());
-        w.ascii(",\"snapshot_compatibility_identity\":").string(s.plan.snapshotCompatibilityIdentity)
-                .ascii(",\"tool_plan_id\":").string(s.plan.toolPlanId)
+        w.ascii(",\"snapshot_compatibility_identity\":").string(s.plan.snapshotCompatibilityIdentity);
+        if (s.format.hasWorkspaceFingerprint()) {
+            // v1alpha3: always written, also when empty
+            w.ascii(",\"workspace_fingerprint\":").string(s.plan.workspaceFingerprint);
+        }
+        w.ascii(",\"tool_plan_id\":").string(s.plan.toolPlanId)
                 .ascii(",\"fingerprint\":").string(s.plan.fingerprint)
                 .ascii("},\"seen_interaction_ids\":");
         stringArray(w, s.seenInteractionIds.view());

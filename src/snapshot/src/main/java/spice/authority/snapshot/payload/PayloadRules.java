@@ -14,13 +14,12 @@ import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.json.GoText;
 
 /**
- * The validation rules of wire-format.md b.4–b.6, applied in the reference's check order to a
- * decoded {@link Raw.Snapshot}; the first broken rule is reported. Byte limits count the UTF-8
+ * The validation rules of wire-format.md b.4–b.6 (and, for v1alpha3, P-WORKSPACE of
+ * wire-format-v1alpha3.md section 3), applied in the reference's check order to a decoded
+ * {@link Raw.Snapshot} whose format decoding has settled; the first broken rule is reported. Byte limits count the UTF-8
  * bytes of decoded strings and the raw bytes of {@code data}.
  */
-final class PayloadRules {
-    static final String FORMAT = "spice.agent.snapshot/v1alpha2";
-    static final int MIB = 1 << 20;
+final class PayloadRules {    static final int MIB = 1 << 20;
     static final long MAX_PAYLOAD = 16L * MIB;
     static final long MAX_MESSAGE = 4L * MIB;
     static final int MAX_PARTS = 128;
@@ -39,8 +38,8 @@ final class PayloadRules {
     }
 
     static void check(Raw.Snapshot s) throws PayloadRejectedException {
-        // 1. version
-        if (!FORMAT.equals(s.version)) {
+        // 1. version: settled by decoding (Snapshot), before decoding errors and trailing data
+        if (s.format == null || !s.format.wire().equals(s.version)) {
             throw reject(PayloadRule.P_VERSION, "version");
         }
         // 2. messages
@@ -59,7 +58,7 @@ final class PayloadRules {
             throw reject(PayloadRule.P_DEF_TURNS, "definition.max_turns");
         }
         // 4. plan
-        checkPlan(s.plan);
+        checkPlan(s.plan, s.format.hasWorkspaceFingerprint());
         // 5. run id: the one run-ID rule (token(96) plus our stricter rules: no control
         // character, valid Unicode text), as sent: a run ID the decoder had to repair is a
         // different run ID
@@ -191,7 +190,7 @@ final class PayloadRules {
         return "history[" + m + "].parts[" + p + "]";
     }
 
-    private static void checkPlan(Raw.Plan plan) throws PayloadRejectedException {
+    private static void checkPlan(Raw.Plan plan, boolean workspace) throws PayloadRejectedException {
         String id = plan.toolPlanId;
         if (!isToken(id, 256) || containsGoControl(id) || containsGoSpace(id)) {
             throw reject(PayloadRule.P_TOOLPLAN, "plan_identity.tool_plan_id");
@@ -226,6 +225,10 @@ final class PayloadRules {
         String compat = plan.snapshotCompatibilityIdentity;
         if (!compat.isEmpty() && !isToken(compat, 256)) {
             throw reject(PayloadRule.P_COMPAT, "plan_identity.snapshot_compatibility_identity");
+        }
+        // v1alpha3: required exactly when the plan is importable; a non-empty value is always checked
+        if (workspace && !PlanIdentity.workspaceAllowed(compat, plan.workspaceFingerprint)) {
+            throw reject(PayloadRule.P_WORKSPACE, "plan_identity.workspace_fingerprint");
         }
         String fpr = plan.fingerprint;
         if (!fpr.startsWith("sha256:") || !GoText.isLowerHex(fpr.substring(7), 64)) {

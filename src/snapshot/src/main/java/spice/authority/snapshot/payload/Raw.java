@@ -5,7 +5,7 @@ import java.util.List;
 
 /**
  * The mutable decoding model: exactly what Go's {@code encoding/json} would hold after decoding a
- * payload into the v1alpha2 structs, before any rule is checked. Zero values are {@code ""},
+ * payload into the v1alpha2 or v1alpha3 structs, before any rule is checked. Zero values are {@code ""},
  * {@code 0} and empty slices; {@code data == null} means absent.
  */
 final class Raw {
@@ -63,6 +63,8 @@ final class Raw {
 
     static final class Snapshot {
         String version = "";
+        /** The format {@link #version} names, once decoding has accepted it (the builder's, when building). */
+        spice.authority.snapshot.SnapshotFormat format;
         String runId = "";
         /**
          * Whether {@link #runId} is not what the input said: decoding substituted U+FFFD for an
@@ -126,6 +128,10 @@ final class Raw {
     static final class Plan {
         final Slice<String> compiledIdentities = new Slice<>();
         String snapshotCompatibilityIdentity = "";
+        /** v1alpha3: {@code ""} when absent or null, as Go reads it. */
+        String workspaceFingerprint = "";
+        /** Whether a {@code workspace_fingerprint} member appeared at all (also as null). */
+        boolean workspacePresent;
         String toolPlanId = "";
         String fingerprint = "";
     }

@@ -1,28 +1,41 @@
 package spice.authority.snapshot.payload;
 
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import spice.authority.snapshot.SnapshotFormat;
 import spice.authority.snapshot.json.GoJsonReader;
 import spice.authority.snapshot.json.GoJsonWriter;
 import spice.authority.snapshot.json.GoText;
 import spice.authority.snapshot.json.JsonSyntaxException;
+import spice.authority.snapshot.json.SafeText;
 
 /**
- * A validated, canonical {@code spice.agent.snapshot/v1alpha2} payload.
+ * A validated, canonical snapshot payload of one of the {@link SnapshotFormat}s
+ * ({@code spice.agent.snapshot/v1alpha2} or {@code /v1alpha3}), named by its {@code version}.
  *
  * <p><b>Guarantees.</b> An instance exists only if its payload passed every rule of
- * wire-format.md b.3–b.6 and this project's stricter rules (canonical bytes only, one run-ID rule).
+ * wire-format.md b.3–b.6 for its format (v1alpha3: with P-WORKSPACE, wire-format-v1alpha3.md
+ * section 3) and this project's stricter rules (canonical bytes only, one run-ID rule).
  * {@link #canonicalBytes()} are exactly the bytes that were validated, byte-identical to the
  * reference encoder's output for this value. Instances are immutable and thread-safe.
  * {@link #toString()} never shows conversation content.
  */
 public final class Snapshot {
-    /** The payload format string. */
-    public static final String FORMAT = PayloadRules.FORMAT;
+    /**
+     * The v1alpha2 wire string.
+     *
+     * @deprecated a snapshot's format is {@link #format()}; the formats are {@link SnapshotFormat}.
+     *     Kept only until the modules outside snapshot use those.
+     */
+    @Deprecated(forRemoval = true)
+    public static final String FORMAT = SnapshotFormat.V1ALPHA2.wire();
     /** Largest payload accepted (P-SIZE): 16 MiB. */
     public static final int MAX_PAYLOAD_BYTES = (int) PayloadRules.MAX_PAYLOAD;
 
+    private final SnapshotFormat format;
     private final String runId;
     private final Definition definition;
     private final int completedTurns;
@@ -35,6 +48,7 @@ public final class Snapshot {
 
     /** Takes {@code s} apart as it converts it: the caller does not use it afterwards. */
     private Snapshot(Raw.Snapshot s, byte[] canonical) {
+        this.format = s.format;
         this.runId = s.runId;
         this.definition = new Definition(s.definition.name, s.definition.model, (int) s.definition.maxTurns);
         this.completedTurns = (int) s.completedTurns;
@@ -57,7 +71,7 @@ public final class Snapshot {
         }
         this.history = List.copyOf(msgs);
         this.planIdentity = new PlanIdentity(s.plan.compiledIdentities.view(), s.plan.snapshotCompatibilityIdentity,
-                s.plan.toolPlanId, s.plan.fingerprint);
+                s.plan.workspaceFingerprint, s.plan.toolPlanId, s.plan.fingerprint);
         this.seenInteractionIds = List.copyOf(s.seenInteractionIds.view());
         this.lastSequence = s.lastSequence;
         this.status = LifecycleStatus.fromWire(s.status);
@@ -65,25 +79,47 @@ public final class Snapshot {
     }
 
     /**
-     * Decodes and validates a payload. The first broken rule is reported; {@code P-CANONICAL} only
-     * when no more specific rule is broken. Oversized input is refused before it is parsed.
+     * Decodes and validates a payload of any {@link SnapshotFormat}, the one its {@code version}
+     * names. The first broken rule is reported; {@code P-CANONICAL} only when no more specific rule
+     * is broken. Oversized input is refused before it is parsed.
      *
      * @throws PayloadRejectedException with the rule id of the first broken rule
      */
     public static Snapshot decode(byte[] payload) throws PayloadRejectedException {
-        return decode(payload, false);
+        return decode(payload, ALL, false);
+    }
+
+    private static final Set<SnapshotFormat> ALL = EnumSet.allOf(SnapshotFormat.class);
+
+    /**
+     * {@link #decode(byte[])} accepting only the formats in {@code accepted}: a payload whose
+     * version names another format, or no format, is refused with P-VERSION naming its version.
+     *
+     * <p>Check order: P-SIZE, P-JSON, a type error if it is the first decoding error in document
+     * order, then the first unknown member or type error (P-UNKNOWN, P-TYPE), P-TRAILING and the
+     * rules of the format, P-VERSION first among them, as before. But an unaccepted version is
+     * reported <b>in place of</b> an unknown member (and of a member the version does not have),
+     * because the members depend on it: a v1alpha3 payload where only v1alpha2 is accepted, a
+     * v1alpha2 payload that carries {@code workspace_fingerprint}, and an unknown version with an
+     * unknown member are all version problems (P-VERSION, naming the version), not P-UNKNOWN.
+     *
+     * @throws PayloadRejectedException with the rule id of the first broken rule
+     */
+    public static Snapshot decode(byte[] payload, Set<SnapshotFormat> accepted) throws PayloadRejectedException {
+        return decode(payload, Set.copyOf(accepted), false);
     }
 
     /**
      * @param runIdRepaired the encoder already replaced an unpaired surrogate in the run ID (a
      *     builder's input): the bytes then say U+FFFD, which is not the run ID the caller gave
      */
-    private static Snapshot decode(byte[] payload, boolean runIdRepaired) throws PayloadRejectedException {
+    private static Snapshot decode(byte[] payload, Set<SnapshotFormat> accepted, boolean runIdRepaired)
+            throws PayloadRejectedException {
         if (payload.length == 0 || payload.length > MAX_PAYLOAD_BYTES) {
             throw new PayloadRejectedException(PayloadRule.P_SIZE, null);
         }
         byte[] input = payload.clone(); // the caller may reuse its array
-        Raw.Snapshot raw = decodeRaw(input);
+        Raw.Snapshot raw = decodeRaw(input, accepted);
         raw.runIdSubstituted |= runIdRepaired;
         PayloadRules.check(raw);
         // SECURITY: the canonical form is compared with the input as it is written, never built in
@@ -100,14 +136,39 @@ public final class Snapshot {
         return new Snapshot(raw, input);
     }
 
-    /** P-JSON, then P-UNKNOWN/P-TYPE (first in document order), then P-TRAILING. */
-    private static Raw.Snapshot decodeRaw(byte[] input) throws PayloadRejectedException {
+    /**
+     * P-JSON; a type error first in document order; P-VERSION when there is an unknown member or
+     * a member the version lacks; P-UNKNOWN/P-TYPE (first in document order, a type error in
+     * {@code workspace_fingerprint} counting only for a format that has the member); P-TRAILING;
+     * P-VERSION.
+     */
+    private static Raw.Snapshot decodeRaw(byte[] input, Set<SnapshotFormat> accepted) throws PayloadRejectedException {
         PayloadDecoder d = new PayloadDecoder(input);
         Raw.Snapshot raw;
         try {
             raw = d.decode();
         } catch (JsonSyntaxException e) {
             throw new PayloadRejectedException(PayloadRule.P_JSON, "byte " + e.offset());
+        }
+        // A type error outside the workspace member is one in every format: it keeps its place.
+        if (d.savedFirst() && d.savedRule() == PayloadRule.P_TYPE) {
+            throw new PayloadRejectedException(d.savedRule(), d.savedLocation());
+        }
+        SnapshotFormat format = SnapshotFormat.fromWire(raw.version).orElse(null);
+        PayloadRejectedException versionProblem = null;
+        if (format == null || !accepted.contains(format)) {
+            versionProblem = new PayloadRejectedException(PayloadRule.P_VERSION, "version", "version \""
+                    + SafeText.bounded(raw.version, 64) + "\" is not " + (format == null ? "a snapshot format" : "accepted here")
+                    + " (accepted: " + wires(accepted) + ")");
+        } else if (!format.hasWorkspaceFingerprint() && raw.plan.workspacePresent) {
+            versionProblem = new PayloadRejectedException(PayloadRule.P_VERSION, "version", "version \"" + format.wire()
+                    + "\" has no plan_identity.workspace_fingerprint (a member of a later format)");
+        }
+        if (versionProblem != null && (d.savedRule() != null || raw.plan.workspacePresent)) {
+            throw versionProblem; // the members depend on the version: it is named first
+        }
+        if (versionProblem == null && format.hasWorkspaceFingerprint() && d.workspaceRule() != null && !d.savedFirst()) {
+            throw new PayloadRejectedException(d.workspaceRule(), "plan_identity.workspace_fingerprint");
         }
         if (d.savedRule() != null) {
             throw new PayloadRejectedException(d.savedRule(), d.savedLocation());
@@ -117,7 +178,35 @@ public final class Snapshot {
         if (!r.atEnd()) {
             throw new PayloadRejectedException(PayloadRule.P_TRAILING, "byte " + r.position());
         }
+        if (versionProblem != null) {
+            throw versionProblem; // rule 1 (wire-format.md b.5)
+        }
+        raw.format = format;
         return raw;
+    }
+
+    /** Wire strings of {@code formats}, in enum order, comma-separated (for refusals). */
+    private static String wires(Set<SnapshotFormat> formats) {
+        StringBuilder b = new StringBuilder();
+        for (SnapshotFormat f : SnapshotFormat.values()) {
+            if (formats.contains(f)) {
+                b.append(b.isEmpty() ? "" : ", ").append(f.wire());
+            }
+        }
+        return b.isEmpty() ? "none" : b.toString();
+    }
+
+    /** The format the payload's version names. */
+    public SnapshotFormat format() {
+        return format;
+    }
+
+    /**
+     * The plan's workspace fingerprint ({@code sha256:} + 64 hex, or {@code ""}); always {@code ""}
+     * for v1alpha2.
+     */
+    public String workspaceFingerprint() {
+        return planIdentity.workspaceFingerprint();
     }
 
     public String runId() {
@@ -166,7 +255,7 @@ public final class Snapshot {
     /** Identity and counts only: conversation content is application data and never printed. */
     @Override
     public String toString() {
-        return "Snapshot[run_id=" + runId + ", status=" + status.wire() + ", last_sequence="
+        return "Snapshot[format=" + format.wire() + ", run_id=" + runId + ", status=" + status.wire() + ", last_sequence="
                 + Long.toUnsignedString(lastSequence) + ", completed_turns=" + completedTurns
                 + ", messages=" + history.size() + ", bytes=" + canonical.length + "]";
     }
@@ -194,7 +283,14 @@ public final class Snapshot {
         private final Raw.Snapshot raw = new Raw.Snapshot();
 
         private Builder() {
-            raw.version = FORMAT;
+            format(SnapshotFormat.V1ALPHA2);
+        }
+
+        /** The format to build (default v1alpha2): the payload's version and shape. */
+        public Builder format(SnapshotFormat format) {
+            raw.format = Objects.requireNonNull(format);
+            raw.version = format.wire();
+            return this;
         }
 
         public Builder runId(String runId) {
@@ -251,6 +347,7 @@ public final class Snapshot {
             raw.plan.compiledIdentities.backing.addAll(p.compiledIdentities());
             raw.plan.compiledIdentities.len = p.compiledIdentities().size();
             raw.plan.snapshotCompatibilityIdentity = p.snapshotCompatibilityIdentity();
+            raw.plan.workspaceFingerprint = p.workspaceFingerprint();
             raw.plan.toolPlanId = p.toolPlanId();
             raw.plan.fingerprint = p.fingerprint();
             return this;
@@ -280,10 +377,15 @@ public final class Snapshot {
          * @throws PayloadRejectedException with the first broken rule
          */
         public Snapshot build() throws PayloadRejectedException {
+            // SECURITY: a format without the member would drop the workspace silently.
+            if (!raw.format.hasWorkspaceFingerprint() && !raw.plan.workspaceFingerprint.isEmpty()) {
+                throw new PayloadRejectedException(PayloadRule.P_VERSION, "version", "version \"" + raw.format.wire()
+                        + "\" has no plan_identity.workspace_fingerprint (a member of a later format)");
+            }
             byte[] bytes = PayloadEncoder.encode(raw, 4096).toByteArray();
             // SECURITY: the encoder writes an unpaired surrogate as U+FFFD; the run ID signed would
             // then differ from the one given. P-RUNID refuses it, in the rules' order.
-            return decode(bytes, !GoText.isValidUnicode(raw.runId));
+            return decode(bytes, Set.of(raw.format), !GoText.isValidUnicode(raw.runId));
         }
     }
 }

@@ -10,15 +10,67 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import spice.authority.snapshot.SnapshotFormat;
 import spice.authority.snapshot.SpecFiles;
 
-/** vectors/mac-input.json and vectors/run-subkey.json as they are, plus RFC 4231. */
+/** vectors/mac-input.json, vectors-v1alpha3/mac-input.json and vectors/run-subkey.json as they are, plus RFC 4231. */
 class MacVectorsTest {
     private static final HexFormat HEX = HexFormat.of();
 
     @Test
     void macInput_everyVector_buildsIdenticalInputAndHmac() {
-        JsonNode doc = SpecFiles.json("vectors/mac-input.json");
+        assertThat(macInputFailures("vectors/mac-input.json", SnapshotFormat.V1ALPHA2)).isEmpty();
+    }
+
+    @Test
+    void macInputV1alpha3_everyVector_buildsIdenticalInputAndHmac() {
+        assertThat(macInputFailures("vectors-v1alpha3/mac-input.json", SnapshotFormat.V1ALPHA3)).isEmpty();
+    }
+
+    @Test
+    void goldenCaseV1alpha3_reproducesHardCodedGoExpectation() {
+        JsonNode c = SpecFiles.json("vectors-v1alpha3/mac-input.json").get("cases").get(0);
+        assertThat(c.get("name").asText()).isEqualTo("suspended-go-golden");
+        assertThat(c.get("hmac_sha256_hex").asText())
+                .isEqualTo("05ba8690fd9c49aab5d06fda233627ef15eb12832c97c0d26cfff9243dcb9897");
+    }
+
+    /**
+     * The format is bound by the MAC: every v1alpha3 vector's claim fails to verify for the same
+     * input under the other format string (same length: only the last byte of the component differs).
+     */
+    @Test
+    void macInputV1alpha3_formatSwapped_failsVerification() {
+        List<String> failures = new ArrayList<>();
+        for (JsonNode c : SpecFiles.json("vectors-v1alpha3/mac-input.json").get("cases")) {
+            JsonNode in = c.get("inputs");
+            byte[] scope = hex(in.get("scope_id_hex").asText());
+            long generation = SpecFiles.u64(in, "generation");
+            byte[] sha = hex(in.get("payload_sha256_hex").asText());
+            ClaimInput v3 = new ClaimInput(SnapshotFormat.V1ALPHA3, in.get("run_id").asText(), SpecFiles.u64(in, "last_sequence"),
+                    in.get("lifecycle_number").asInt(), sha);
+            ClaimInput swapped = new ClaimInput(SnapshotFormat.V1ALPHA2, v3.runId(), v3.lastSequence(), v3.lifecycle(), sha);
+            assertThat(swapped).isNotEqualTo(v3);
+            assertThat(swapped.canonicalMacInput(scope, generation)).hasSameSizeAs(v3.canonicalMacInput(scope, generation));
+            Claim vectorClaim = new Claim(scope, generation, hex(c.get("hmac_sha256_hex").asText()));
+            try (SecretKeyBytes k = SecretKeyBytes.copyOf(hex(in.get("key_hex").asText()), SecretAccess.grant());
+                 AuthorityKey authority = new AuthorityKey(scope, generation, k)) {
+                authority.verify(v3, vectorClaim);
+                try {
+                    authority.verify(swapped, vectorClaim);
+                    failures.add(c.get("name").asText() + ": verified under v1alpha2");
+                } catch (VerificationException expected) {
+                    // the format is part of what was signed
+                }
+            } catch (VerificationException e) {
+                failures.add(c.get("name").asText() + ": did not verify as v1alpha3");
+            }
+        }
+        assertThat(failures).isEmpty();
+    }
+
+    private static List<String> macInputFailures(String file, SnapshotFormat format) {
+        JsonNode doc = SpecFiles.json(file);
         List<String> failures = new ArrayList<>();
         for (JsonNode c : doc.get("cases")) {
             String name = c.get("name").asText();
@@ -37,6 +89,9 @@ class MacVectorsTest {
             }
             ClaimInput ci = new ClaimInput(in.get("format").asText(), runId, SpecFiles.u64(in, "last_sequence"),
                     in.get("lifecycle_number").asInt(), sha);
+            if (ci.snapshotFormat() != format) {
+                failures.add(name + ": format " + ci.format());
+            }
             byte[] macInput = ci.canonicalMacInput(scope, generation);
             if (!HEX.formatHex(macInput).equals(c.get("canonical_input_hex").asText())) {
                 failures.add(name + ": canonical input differs");
@@ -55,7 +110,7 @@ class MacVectorsTest {
                 failures.add(name + ": own claim did not verify");
             }
         }
-        assertThat(failures).isEmpty();
+        return failures;
     }
 
     @Test
@@ -188,6 +243,8 @@ class MacVectorsTest {
     void claimInput_refusesWhatTheCanonicalInputCannotCarry() {
         byte[] sha = new byte[32];
         assertThatThrownBy(() -> new ClaimInput("spice.agent.snapshot/v1alpha1", "r", 1, 1, sha)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ClaimInput((SnapshotFormat) null, "r", 1, 1, sha)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(new ClaimInput("spice.agent.snapshot/v1alpha3", "r", 1, 1, sha).snapshotFormat()).isEqualTo(SnapshotFormat.V1ALPHA3);
         assertThatThrownBy(() -> new ClaimInput(ClaimInput.FORMAT, " r", 1, 1, sha)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new ClaimInput(ClaimInput.FORMAT, "r".repeat(129), 1, 1, sha)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new ClaimInput(ClaimInput.FORMAT, "r", 0, 1, sha)).isInstanceOf(IllegalArgumentException.class);

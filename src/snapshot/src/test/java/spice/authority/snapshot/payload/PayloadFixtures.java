@@ -18,6 +18,11 @@ public final class PayloadFixtures {
     /** valid-03: completed, two tool rounds, call-a/call-b answered by two tool messages, then call-c. */
     public static final String V03 = text("payload-corpus/public/valid-03-completed-two-rounds.json");
 
+    /** v1alpha3 valid-01: V01's content with a workspace fingerprint, compatibility identity tests:v1. */
+    public static final String V3_01 = text("payload-corpus/v1alpha3/valid-01-minimal-suspended.json");
+    /** v1alpha3 valid-06: a workspace fingerprint with an empty compatibility identity. */
+    public static final String V3_06 = text("payload-corpus/v1alpha3/valid-06-workspace-without-compat.json");
+
     /** The verdict for an accepted payload. */
     public static final String OK = "OK";
 
@@ -60,6 +65,16 @@ public final class PayloadFixtures {
 
     public static String verdict(String json) {
         return verdict(utf8(json));
+    }
+
+    /** {@link #verdict(byte[])} accepting only {@code accepted}. */
+    public static String verdict(String json, java.util.Set<spice.authority.snapshot.SnapshotFormat> accepted) {
+        try {
+            Snapshot.decode(utf8(json), accepted);
+            return OK;
+        } catch (PayloadRejectedException e) {
+            return e.rule().id();
+        }
     }
 
     /** The canonical JSON string literal (with quotes) for {@code s}, as the Go encoder writes it. */

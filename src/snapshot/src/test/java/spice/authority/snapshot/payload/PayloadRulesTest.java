@@ -381,6 +381,13 @@ class PayloadRulesTest {
         l.add(c("call with text and extension in the same assistant message", v03(M0, M1, M2, M3,
                 M4.replace("[{", "[{\"kind\":\"text\",\"text\":\"x\"}," + EXT + ",{"), M5), OK));
 
+        // v1alpha3 (details in PayloadV1alpha3Test)
+        String ws = "\"sha256:fa9a454f4b2cb603e158e82e8070bbd6e0fa67f7e5b42e4d8a9a50087663f3fe\"";
+        l.add(c("v1alpha3 base valid-01", PayloadFixtures.V3_01, OK));
+        l.add(c("P-WORKSPACE empty with a compatibility identity", edit(PayloadFixtures.V3_01, ws, "\"\""), "P-WORKSPACE"));
+        l.add(c("P-WORKSPACE uppercase digest", edit(PayloadFixtures.V3_01, ws, ws.toUpperCase().replace("SHA256", "sha256")), "P-WORKSPACE"));
+        l.add(c("P-VERSION v1alpha2 with a workspace member", edit(V01, "\"tests:v1\"", "\"tests:v1\",\"workspace_fingerprint\":" + ws), "P-VERSION"));
+
         // P-CANONICAL
         l.add(c("P-CANONICAL part member order", v01("{\"kind\":\"text\",\"text\":\"hello\"}", "{\"text\":\"hello\",\"kind\":\"text\"}"), "P-CANONICAL"));
         l.add(c("P-CANONICAL top member order", v01("\"last_sequence\":7,\"status\":\"suspended\"", "\"status\":\"suspended\",\"last_sequence\":7"), "P-CANONICAL"));

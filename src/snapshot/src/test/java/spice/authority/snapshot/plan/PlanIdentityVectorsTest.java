@@ -10,10 +10,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import spice.authority.snapshot.SnapshotFormat;
 import spice.authority.snapshot.SpecFiles;
 import spice.authority.snapshot.payload.PlanIdentity;
+import spice.authority.snapshot.payload.Snapshot;
 
-/** vectors/plan-identity.json as it is. */
+/** vectors/plan-identity.json and vectors-v1alpha3/plan-identity.json as they are. */
 class PlanIdentityVectorsTest {
 
     static Map<String, ToolDefinition> tools(JsonNode doc) {
@@ -62,6 +64,84 @@ class PlanIdentityVectorsTest {
             }
         }
         assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void everyV1alpha3Vector_fingerprintsPlanIdsAndV3PlanFingerprintsMatch_andTheCorpusCarriesThem() throws Exception {
+        JsonNode doc = SpecFiles.json("vectors-v1alpha3/plan-identity.json");
+        assertThat(doc.get("plan_domain").asText()).isEqualTo(SnapshotFormat.V1ALPHA3.planDomain());
+        Map<String, ToolDefinition> byKey = tools(doc);
+        List<String> failures = new ArrayList<>();
+        for (JsonNode t : doc.get("tools")) {
+            if (!PlanIdentities.toolFingerprint(byKey.get(t.get("key").asText())).equals(t.get("fingerprint").asText())) {
+                failures.add("tool " + t.get("key").asText());
+            }
+        }
+        for (JsonNode s : doc.get("static_plan_ids")) {
+            List<ToolDefinition> list = new ArrayList<>();
+            s.get("tools").forEach(k -> list.add(byKey.get(k.asText())));
+            if (!PlanIdentities.staticToolPlanId(list).equals(s.get("static_plan_id").asText())) {
+                failures.add("static plan id " + s.get("tools"));
+            }
+        }
+        int fromCorpus = 0;
+        for (JsonNode p : doc.get("plans")) {
+            String name = p.get("first_used_by").asText();
+            List<String> compiled = new ArrayList<>();
+            p.get("compiled_identities").forEach(c -> compiled.add(c.asText()));
+            List<ToolDefinition> list = new ArrayList<>();
+            p.get("tools").forEach(k -> list.add(byKey.get(k.asText())));
+            String workspace = p.get("workspace_fingerprint").asText();
+            PlanIdentity id = PlanIdentities.planIdentity(SnapshotFormat.V1ALPHA3, compiled, p.get("tool_plan_id").asText(),
+                    p.get("snapshot_compatibility_identity").asText(), workspace, list);
+            if (!id.fingerprint().equals(p.get("fingerprint").asText()) || !id.workspaceFingerprint().equals(workspace)) {
+                failures.add("plan " + name);
+            }
+            if (!PlanIdentities.matches(SnapshotFormat.V1ALPHA3, id, list)) {
+                failures.add("plan does not match itself " + name);
+            }
+            if (PlanIdentities.matches(SnapshotFormat.V1ALPHA2, id, list)) {
+                failures.add("v3 plan matches as v2 " + name);
+            }
+            java.nio.file.Path corpus = SpecFiles.resolve("payload-corpus/v1alpha3/" + name + ".json");
+            if (java.nio.file.Files.isRegularFile(corpus)) {
+                fromCorpus++;
+                PlanIdentity carried = Snapshot.decode(java.nio.file.Files.readAllBytes(corpus)).planIdentity();
+                if (!carried.equals(id)) {
+                    failures.add("corpus " + name + " carries another plan identity");
+                }
+            }
+        }
+        assertThat(fromCorpus).isGreaterThanOrEqualTo(8);
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void v1alpha3_workspaceOnlyDifference_changesTheFingerprint() {
+        List<String> compiled = List.of("stage:kernel");
+        String a = PlanIdentities.planFingerprint(SnapshotFormat.V1ALPHA3, compiled, "p", "c:1", "sha256:" + "0".repeat(64), List.of());
+        String b = PlanIdentities.planFingerprint(SnapshotFormat.V1ALPHA3, compiled, "p", "c:1", "sha256:" + "1".repeat(64), List.of());
+        String v2 = PlanIdentities.planFingerprint(compiled, "p", "c:1", List.of());
+        assertThat(a).isNotEqualTo(b).isNotEqualTo(v2);
+        // without a workspace, v3 still differs from v2 (domain and an empty LP)
+        assertThat(PlanIdentities.planFingerprint(SnapshotFormat.V1ALPHA3, compiled, "p", "", "", List.of()))
+                .isNotEqualTo(PlanIdentities.planFingerprint(compiled, "p", "", List.of()));
+    }
+
+    @Test
+    void planIdentity_workspaceRules_refusedAtConstruction() {
+        String ws = "sha256:" + "a".repeat(64);
+        assertThatThrownBy(() -> PlanIdentities.planIdentity(SnapshotFormat.V1ALPHA2, List.of("stage:kernel"), "p", "c:1", ws, List.of()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("v1alpha2 has no workspace");
+        assertThatThrownBy(() -> PlanIdentities.planIdentity(SnapshotFormat.V1ALPHA3, List.of("stage:kernel"), "p", "c:1", "", List.of()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("required");
+        assertThatThrownBy(() -> PlanIdentities.planIdentity(SnapshotFormat.V1ALPHA3, List.of("stage:kernel"), "p", "", "SHA256:x", List.of()))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(PlanIdentities.planIdentity(SnapshotFormat.V1ALPHA3, List.of("stage:kernel"), "p", "", "", List.of())
+                .workspaceFingerprint()).isEmpty();
+        assertThat(PlanIdentity.isWorkspaceFingerprint(ws)).isTrue();
+        assertThat(PlanIdentity.isWorkspaceFingerprint(ws + " ")).isFalse();
+        assertThat(PlanIdentity.isWorkspaceFingerprint(null)).isFalse();
     }
 
     @Test
