@@ -9,6 +9,7 @@ import java.util.HexFormat;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.Test;
+import spice.authority.snapshot.contract.ProblemCode;
 
 /** The helper's endpoint-proof computation and nonce rule, against vectors computed apart from it. */
 class EndpointProofTest {
@@ -66,7 +67,7 @@ class EndpointProofTest {
             ApiException e = catchThrowableOfType(ApiException.class, () -> EndpointProof.nonce(bad));
             assertThat(e).as(String.valueOf(bad)).isNotNull();
             assertThat(e.status()).isEqualTo(400);
-            assertThat(e.code()).isEqualTo("invalid_request");
+            assertThat(e.code()).isEqualTo(ProblemCode.INVALID_REQUEST);
             assertThat(e.getMessage()).isEqualTo("nonce must be exactly 64 lowercase hex digits (32 random bytes)");
         }
         assertThat(EndpointProof.nonce(NONCE)).hasSize(32);

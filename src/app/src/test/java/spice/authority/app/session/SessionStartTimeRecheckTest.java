@@ -50,6 +50,9 @@ class SessionStartTimeRecheckTest {
 
             @Override
             public void sessionClosed() {}
+
+            @Override
+            public void transition(String kind, String result) {}
         };
         registry.config = new Config();
         registry.quotas = new Quotas();
