@@ -13,9 +13,9 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.util.OptionalLong;
 import spice.authority.app.runtime.RequestGate;
+import spice.authority.app.runtime.BearerToken;
 import spice.authority.app.runtime.ServeContext;
 import spice.authority.os.SecureDirectories;
 import spice.authority.snapshot.contract.ProblemCode;
@@ -176,13 +176,13 @@ public class TransportGuard {
      * it sends it; the peer check applies to it as to every other request, so a process of another
      * user is refused before the proof is computed.
      */
-    static TcpAdmission admitTcp(boolean endpointProof, String authorization, byte[] token, boolean peersIdentified,
+    static TcpAdmission admitTcp(boolean endpointProof, String authorization, BearerToken token, boolean peersIdentified,
                                  java.util.function.LongSupplier peerPid) {
         if (!endpointProof) {
             byte[] got = authorization != null && authorization.startsWith("Bearer ")
                     ? authorization.substring(7).trim().getBytes(StandardCharsets.US_ASCII) : new byte[0];
             // SECURITY: no token (never the case for a started helper) admits nobody, not an empty header.
-            boolean ok = token != null && token.length > 0 && MessageDigest.isEqual(token, got);
+            boolean ok = token != null && token.matches(got); // constant time
             java.util.Arrays.fill(got, (byte) 0);
             if (!ok) {
                 return new TcpAdmission(-1, WRONG_TOKEN);
