@@ -61,7 +61,7 @@ public final class Bodies {
             throw new ApiException(422, ProblemCode.INVALID_SNAPSHOT, e.getMessage(), e.rule().id());
         } catch (OutOfMemoryError e) {
             // Before any lease is touched: what decoding allocated is garbage again, and the
-            // caller can know that nothing was written (not the "uncertain" of an Error at large).
+            // caller can know that nothing was written (not the uncertain outcome of an Error at large).
             throw new AuthorityException.Unavailable("not enough memory to decode this payload of " + body.length
                     + " bytes now; nothing was written: retry");
         }

@@ -149,17 +149,24 @@ public class RunResources {
     public Response sign(@Context RoutingContext rc, @HeaderParam("Accept") String accept,
                          @Encoded @PathParam("run_id") String rawRunId) throws AuthorityException {
         byte[] body = BodyReader.of(rc);
-        // The decoded snapshot (several times the payload's size) is gone before the answer is built.
         try (LargeBodies.Permit decoding = largeBodies.enter(body.length)) {
             // The path's ID decoded strictly; the payload's own run_id rule (P-RUNID, 422) comes
             // first, and the path must then name exactly that run.
-            String runId = PathText.decode(rawRunId);
-            Snapshot snapshot = Bodies.snapshot(body);
-            if (!snapshot.runId().equals(runId)) {
-                throw ApiException.invalidRequest("payload run_id differs from the run in the path");
-            }
-            return envelopeResponse(leases.sign(caller.get(), snapshot).envelope(), accept);
+            return envelopeResponse(signed(body, PathText.decode(rawRunId)), accept);
         }
+    }
+
+    /**
+     * The envelope of the payload {@code body} of run {@code runId}. Its own frame: the decoded
+     * snapshot (several times the payload's size) is unreachable once it returns, before the
+     * answer (the JSON mapping of a large envelope, say) is built.
+     */
+    private Envelope signed(byte[] body, String runId) throws AuthorityException {
+        Snapshot snapshot = Bodies.snapshot(body);
+        if (!snapshot.runId().equals(runId)) {
+            throw ApiException.invalidRequest("payload run_id differs from the run in the path");
+        }
+        return leases.sign(caller.get(), snapshot).envelope();
     }
 
     static Response envelopeResponse(Envelope env, String accept) {
