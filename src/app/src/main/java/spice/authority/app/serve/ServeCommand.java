@@ -156,8 +156,9 @@ public final class ServeCommand implements Callable<Integer> {
         try {
             ctx = prepare();
             try {
+                // The listener reaches Quarkus's configuration from the handed-over endpoint
+                // (runtime/ServeListenerConfig), not through system properties.
                 ServeContextProducer.handOver(ctx);
-                configureQuarkus(ctx);
             } catch (RuntimeException e) {
                 ServeApplication.release(ctx); // the locks, the authority and the endpoint file
                 throw e;
@@ -473,22 +474,4 @@ public final class ServeCommand implements Callable<Integer> {
             throw new Refusal(e.getMessage());
         }
     }
-
-    private static void configureQuarkus(ServeContext ctx) {
-        switch (ctx.endpoint()) {
-            case ServeContext.Endpoint.Unix u -> {
-                System.setProperty("quarkus.http.host-enabled", "false");
-                System.setProperty("quarkus.http.domain-socket-enabled", "true");
-                System.setProperty("quarkus.http.domain-socket", u.socketPath());
-                System.setProperty("quarkus.vertx.prefer-native-transport", "true");
-            }
-            case ServeContext.Endpoint.Tcp t -> {
-                System.setProperty("quarkus.http.host-enabled", "true");
-                System.setProperty("quarkus.http.host", t.host());
-                System.setProperty("quarkus.http.port", Integer.toString(t.port()));
-                System.setProperty("quarkus.http.domain-socket-enabled", "false");
-            }
-        }
-    }
-
 }
