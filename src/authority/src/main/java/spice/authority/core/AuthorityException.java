@@ -1,5 +1,7 @@
 package spice.authority.core;
 
+import spice.authority.snapshot.contract.ProblemCode;
+
 /**
  * The failure classes of the run authority (wire-format.md e.5), as a sealed set. Messages are
  * one line for the local user and name run IDs and causes, never key material, MACs or payload
@@ -23,8 +25,13 @@ public abstract sealed class AuthorityException extends Exception {
         super(message, null, false, false);
     }
 
-    /** The stable code, e.g. {@code busy} or {@code verification_failed}. */
-    public abstract String code();
+    /** The stable problem code of this failure class. */
+    public abstract ProblemCode problem();
+
+    /** The stable code as sent on the wire, e.g. {@code busy} or {@code verification_failed}. */
+    public final String code() {
+        return problem().wire();
+    }
 
     /** Whether the same call may be retried as is (nothing durable changed). */
     public boolean retryable() {
@@ -39,8 +46,8 @@ public abstract sealed class AuthorityException extends Exception {
         }
 
         @Override
-        public String code() {
-            return "invalid_request";
+        public ProblemCode problem() {
+            return ProblemCode.INVALID_REQUEST;
         }
     }
 
@@ -52,8 +59,8 @@ public abstract sealed class AuthorityException extends Exception {
         }
 
         @Override
-        public String code() {
-            return "unavailable";
+        public ProblemCode problem() {
+            return ProblemCode.UNAVAILABLE;
         }
 
         @Override
@@ -70,8 +77,8 @@ public abstract sealed class AuthorityException extends Exception {
         }
 
         @Override
-        public String code() {
-            return "busy";
+        public ProblemCode problem() {
+            return ProblemCode.BUSY;
         }
 
         @Override
@@ -88,8 +95,8 @@ public abstract sealed class AuthorityException extends Exception {
         }
 
         @Override
-        public String code() {
-            return "state_conflict";
+        public ProblemCode problem() {
+            return ProblemCode.STATE_CONFLICT;
         }
     }
 
@@ -103,8 +110,8 @@ public abstract sealed class AuthorityException extends Exception {
         }
 
         @Override
-        public String code() {
-            return "verification_failed";
+        public ProblemCode problem() {
+            return ProblemCode.VERIFICATION_FAILED;
         }
     }
 
@@ -116,8 +123,8 @@ public abstract sealed class AuthorityException extends Exception {
         }
 
         @Override
-        public String code() {
-            return "uncertain";
+        public ProblemCode problem() {
+            return ProblemCode.UNCERTAIN;
         }
     }
 
@@ -129,8 +136,8 @@ public abstract sealed class AuthorityException extends Exception {
         }
 
         @Override
-        public String code() {
-            return "closing";
+        public ProblemCode problem() {
+            return ProblemCode.CLOSING;
         }
     }
 
@@ -142,8 +149,8 @@ public abstract sealed class AuthorityException extends Exception {
         }
 
         @Override
-        public String code() {
-            return "cancelled";
+        public ProblemCode problem() {
+            return ProblemCode.CANCELLED;
         }
 
         @Override

@@ -3,6 +3,7 @@ package spice.authority.host;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
+import spice.authority.snapshot.contract.ProblemCode;
 
 /**
  * The helper refused a call with an RFC 9457 problem body ({@code application/problem+json}); one
@@ -67,19 +68,22 @@ public abstract sealed class HelperProblem extends IOException {
 
     /** {@code signing}: the answer to a sign, whose {@code cancelled} may follow its write. */
     static HelperProblem of(Fields f, boolean signing) {
-        return switch (f.code) {
-            case "invalid_request" -> new InvalidRequest(f);
-            case "invalid_snapshot" -> new InvalidSnapshot(f);
-            case "verification_failed" -> new VerificationFailed(f);
-            case "busy" -> new Busy(f);
-            case "state_conflict" -> new StateConflict(f);
-            case "uncertain" -> new Uncertain(f);
-            case "unavailable" -> new Unavailable(f);
-            case "closing" -> new Closing(f);
-            case "not_found" -> new NotFound(f);
-            case "unauthorized" -> new Unauthorized(f);
-            case "cancelled" -> new Cancelled(f, signing);
-            default -> new Unrecognized(f);
+        ProblemCode code = ProblemCode.ofWire(f.code).orElse(null);
+        if (code == null) {
+            return new Unrecognized(f);
+        }
+        return switch (code) {
+            case INVALID_REQUEST -> new InvalidRequest(f);
+            case INVALID_SNAPSHOT -> new InvalidSnapshot(f);
+            case VERIFICATION_FAILED -> new VerificationFailed(f);
+            case BUSY -> new Busy(f);
+            case STATE_CONFLICT -> new StateConflict(f);
+            case UNCERTAIN -> new Uncertain(f);
+            case UNAVAILABLE -> new Unavailable(f);
+            case CLOSING -> new Closing(f);
+            case NOT_FOUND -> new NotFound(f);
+            case UNAUTHORIZED -> new Unauthorized(f);
+            case CANCELLED -> new Cancelled(f, signing);
         };
     }
 

@@ -1,5 +1,7 @@
 package spice.authority.app.api;
 
+import spice.authority.snapshot.contract.ProblemCode;
+
 /**
  * A refusal of the HTTP layer itself (not of the authority): becomes an RFC 9457 problem with a
  * stable code. Messages are one line and never carry secrets or payload content.
@@ -7,14 +9,14 @@ package spice.authority.app.api;
 public final class ApiException extends RuntimeException {
     private static final long serialVersionUID = 1L;
     private final int status;
-    private final String code;
+    private final ProblemCode code;
     private final String rule;
 
-    public ApiException(int status, String code, String detail) {
+    public ApiException(int status, ProblemCode code, String detail) {
         this(status, code, detail, null);
     }
 
-    public ApiException(int status, String code, String detail, String rule) {
+    public ApiException(int status, ProblemCode code, String detail, String rule) {
         super(detail, null, false, false);
         this.status = status;
         this.code = code;
@@ -25,7 +27,7 @@ public final class ApiException extends RuntimeException {
         return status;
     }
 
-    public String code() {
+    public ProblemCode code() {
         return code;
     }
 
@@ -35,18 +37,18 @@ public final class ApiException extends RuntimeException {
     }
 
     public static ApiException invalidRequest(String detail) {
-        return new ApiException(400, "invalid_request", detail);
+        return new ApiException(400, ProblemCode.INVALID_REQUEST, detail);
     }
 
     public static ApiException notFound(String detail) {
-        return new ApiException(404, "not_found", detail);
+        return new ApiException(404, ProblemCode.NOT_FOUND, detail);
     }
 
     public static ApiException unauthorized(String detail) {
-        return new ApiException(401, "unauthorized", detail);
+        return new ApiException(401, ProblemCode.UNAUTHORIZED, detail);
     }
 
     public static ApiException notOwned(String detail) {
-        return new ApiException(409, "state_conflict", detail);
+        return new ApiException(409, ProblemCode.STATE_CONFLICT, detail);
     }
 }

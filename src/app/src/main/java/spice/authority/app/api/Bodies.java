@@ -1,8 +1,14 @@
 package spice.authority.app.api;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import spice.authority.core.AuthorityException;
+import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.contract.ProblemCode;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.envelope.EnvelopeRejectedException;
+import spice.authority.snapshot.payload.PayloadRejectedException;
+import spice.authority.snapshot.payload.Snapshot;
 
 /** Envelope bodies in and out: binary protobuf, or the protobuf JSON mapping on request. */
 public final class Bodies {
@@ -20,6 +26,60 @@ public final class Bodies {
         return Envelope.parse(body);
     }
 
+    /**
+     * The envelope of a request body (prepare an import): empty when the body is not an envelope
+     * at all, which the caller answers exactly as any other verification failure.
+     */
+    static Optional<Envelope> importedEnvelope(String contentType, byte[] body) {
+        requireSize(body, Envelope.MAX_ENCODED_BYTES * 2, "envelope");
+        try {
+            return Optional.of(envelope(contentType, body));
+        } catch (EnvelopeRejectedException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** The envelope of a request body to inspect: {@code 400 invalid_request} naming the defect when it is none. */
+    static Envelope inspectedEnvelope(String contentType, byte[] body) {
+        requireSize(body, Envelope.MAX_ENCODED_BYTES * 2, "envelope");
+        try {
+            return envelope(contentType, body);
+        } catch (EnvelopeRejectedException e) {
+            throw ApiException.invalidRequest(e.getMessage());
+        }
+    }
+
+    /**
+     * The payload of a sign, decoded: {@code 422 invalid_snapshot} with the rule it breaks, or
+     * {@code 503 unavailable} when there is not memory enough to decode it now.
+     */
+    static Snapshot snapshot(byte[] body) throws AuthorityException.Unavailable {
+        requireSize(body, Snapshot.MAX_PAYLOAD_BYTES, "payload");
+        try {
+            return Snapshot.decode(body);
+        } catch (PayloadRejectedException e) {
+            throw new ApiException(422, ProblemCode.INVALID_SNAPSHOT, e.getMessage(), e.rule().id());
+        } catch (OutOfMemoryError e) {
+            // Before any lease is touched: what decoding allocated is garbage again, and the
+            // caller can know that nothing was written (not the uncertain outcome of an Error at large).
+            throw new AuthorityException.Unavailable("not enough memory to decode this payload of " + body.length
+                    + " bytes now; nothing was written: retry");
+        }
+    }
+
+    /** A run ID from a request, or {@code 400 invalid_request} naming the one run-ID rule. */
+    static RunId runId(String text) {
+        return RunId.parse(text).orElseThrow(() -> ApiException.invalidRequest(RunId.RULE));
+    }
+
+    /**
+     * The run ID of a run path, decoded from the raw segment by {@link PathText} (never the HTTP
+     * stack's lenient decoding), then held to the one run-ID rule exactly as a body's.
+     */
+    static RunId pathRunId(String rawSegment) {
+        return runId(PathText.decode(rawSegment));
+    }
+
     /** True when the client asked for the JSON mapping rather than binary protobuf. */
     public static boolean wantsJson(String accept) {
         if (accept == null) {
@@ -34,7 +94,7 @@ public final class Bodies {
             throw ApiException.invalidRequest(what + " body is empty");
         }
         if (body.length > max) {
-            throw new ApiException(413, "invalid_request", what + " body larger than " + max + " bytes");
+            throw new ApiException(413, ProblemCode.INVALID_REQUEST, what + " body larger than " + max + " bytes");
         }
     }
 }

@@ -10,6 +10,7 @@ import org.jboss.logging.Logger;
 import spice.authority.app.runtime.HelperConfig;
 import spice.authority.app.runtime.RequestGate;
 import spice.authority.snapshot.payload.Snapshot;
+import spice.authority.snapshot.contract.ProblemCode;
 
 /**
  * Reads every request body before any resource runs, under two bounds enforced as the bytes
@@ -62,7 +63,7 @@ public class BodyReader {
     /** How a refusal is answered: status, problem code, detail. */
     @FunctionalInterface
     interface Refuse {
-        void refuse(int status, String code, String detail);
+        void refuse(int status, ProblemCode code, String detail);
     }
 
     @jakarta.annotation.PostConstruct
@@ -143,15 +144,15 @@ public class BodyReader {
             try {
                 declared = Long.parseLong(cl.trim());
             } catch (NumberFormatException e) {
-                refuse.refuse(400, "invalid_request", "malformed Content-Length");
+                refuse.refuse(400, ProblemCode.INVALID_REQUEST, "malformed Content-Length");
                 return;
             }
             if (declared < 0) {
-                refuse.refuse(400, "invalid_request", "malformed Content-Length");
+                refuse.refuse(400, ProblemCode.INVALID_REQUEST, "malformed Content-Length");
                 return;
             }
             if (declared > limit) {
-                refuse.refuse(413, "invalid_request", "request body of " + declared + " bytes is larger than "
+                refuse.refuse(413, ProblemCode.INVALID_REQUEST, "request body of " + declared + " bytes is larger than "
                         + limit + " bytes for " + path);
                 return;
             }
@@ -217,7 +218,7 @@ public class BodyReader {
             if (now > budget()) {
                 stop();
                 LOG.warnf("body of %d bytes refused for %s: %d bytes of bodies held, budget %d", n, path, now - n, budget());
-                refuse.refuse(503, "unavailable", "the helper holds as many request bodies as it can ("
+                refuse.refuse(503, ProblemCode.UNAVAILABLE, "the helper holds as many request bodies as it can ("
                         + budget() + " bytes); nothing was done, retry shortly");
                 return false;
             }
@@ -231,7 +232,7 @@ public class BodyReader {
             total += b.length();
             if (total > limit) {
                 stop();
-                refuse.refuse(413, "invalid_request", "request body larger than " + limit + " bytes for " + path);
+                refuse.refuse(413, ProblemCode.INVALID_REQUEST, "request body larger than " + limit + " bytes for " + path);
                 return;
             }
             if (!reserve(b.length())) {
@@ -246,7 +247,7 @@ public class BodyReader {
                 return;
             }
             stop();
-            refuse.refuse(408, "invalid_request", "request body not received within " + ms + " ms for " + path);
+            refuse.refuse(408, ProblemCode.INVALID_REQUEST, "request body not received within " + ms + " ms for " + path);
         }
 
         /** Draining: a body still arriving is answered {@code closing}, its request never run. */
@@ -255,7 +256,7 @@ public class BodyReader {
                 return;
             }
             stop();
-            refuse.refuse(503, "closing", "the helper is shutting down; the request body was still arriving "
+            refuse.refuse(503, ProblemCode.CLOSING, "the helper is shutting down; the request body was still arriving "
                     + "and nothing was done");
         }
 

@@ -2,6 +2,7 @@ package spice.authority.app.api;
 
 import java.net.InetAddress;
 import java.util.HexFormat;
+import spice.authority.app.runtime.BearerToken;
 import spice.authority.snapshot.crypto.EndpointProofMac;
 
 /**
@@ -69,10 +70,10 @@ final class EndpointProof {
      * The proof for {@code nonce} under {@code token} on a connection accepted at
      * {@code local}:{@code port}, as 64 lowercase hex digits.
      */
-    static String proof(byte[] token, byte[] nonce, InetAddress local, int port) {
-        if (token == null || token.length == 0) {
+    static String proof(BearerToken token, byte[] nonce, InetAddress local, int port) {
+        if (token == null) {
             throw new IllegalStateException("no bearer token to prove");
         }
-        return HexFormat.of().formatHex(EndpointProofMac.of(token, nonce, local.getAddress(), port));
+        return HexFormat.of().formatHex(token.endpointProof(nonce, local.getAddress(), port));
     }
 }

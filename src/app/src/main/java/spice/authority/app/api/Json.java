@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import spice.authority.app.view.JsonTree;
+import spice.authority.snapshot.contract.ProblemCode;
 
 /**
  * The control API's small JSON bodies, on jackson-core's streaming parser and generator only (no
@@ -52,7 +53,7 @@ public final class Json {
         // Content-Length was checked before the body was read (TransportGuard); this bounds a body
         // sent without one (chunked), by the same setting.
         if (body.length > maxBytes) {
-            throw new ApiException(413, "invalid_request", "control body larger than " + maxBytes
+            throw new ApiException(413, ProblemCode.INVALID_REQUEST, "control body larger than " + maxBytes
                     + " bytes (spice.authority.max-control-body)");
         }
         String text;

@@ -9,6 +9,7 @@ import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 import spice.authority.app.session.SessionException;
 import spice.authority.core.AuthorityException;
+import spice.authority.snapshot.contract.ProblemCode;
 
 /**
  * The one place where refusals become problem answers: the typed failures of the resources (the
@@ -26,7 +27,7 @@ public class ProblemMappers {
     Metrics metrics;
 
     /** A refusal as it is answered: status, stable code, one-line detail, and the rule (or null). */
-    public record Problem(int status, String code, String detail, String rule) {
+    public record Problem(int status, ProblemCode code, String detail, String rule) {
         /** The RFC 9457 body. */
         public String body() {
             return Problems.body(status, code, detail, rule);
@@ -34,19 +35,19 @@ public class ProblemMappers {
     }
 
     /** Counts a refusal and returns its answer: the path of every problem, mapped or written by the transport. */
-    Problem refuse(int status, String code, String detail, String rule) {
-        metrics.refusal(code);
+    Problem refuse(int status, ProblemCode code, String detail, String rule) {
+        metrics.refusal(code.wire());
         return new Problem(status, code, detail, rule);
     }
 
-    private Response problem(int status, String code, String detail, String rule) {
+    private Response problem(int status, ProblemCode code, String detail, String rule) {
         Problem p = refuse(status, code, detail, rule);
         return Response.status(p.status()).type(Problems.MEDIA_TYPE).entity(p.body()).build();
     }
 
     @ServerExceptionMapper
     public Response authority(AuthorityException e) {
-        return problem(Problems.status(e), e.code(), e.getMessage(), null);
+        return problem(Problems.status(e), e.problem(), e.getMessage(), null);
     }
 
     @ServerExceptionMapper
@@ -58,20 +59,20 @@ public class ProblemMappers {
     @ServerExceptionMapper
     public Response session(SessionException e) {
         return switch (e) {
-            case SessionException.UnknownSession u -> problem(401, "unauthorized", e.getMessage(), null);
-            case SessionException.NotHost n -> problem(401, "unauthorized", e.getMessage(), null);
-            case SessionException.NotOwned n -> problem(409, "state_conflict", e.getMessage(), null);
-            case SessionException.NotFound n -> problem(404, "not_found", e.getMessage(), null);
-            case SessionException.Busy b -> problem(429, "busy", e.getMessage(), null);
-            case SessionException.Unavailable u -> problem(503, "unavailable", e.getMessage(), null);
-            case SessionException.Invalid i -> problem(400, "invalid_request", e.getMessage(), null);
+            case SessionException.UnknownSession u -> problem(401, ProblemCode.UNAUTHORIZED, e.getMessage(), null);
+            case SessionException.NotHost n -> problem(401, ProblemCode.UNAUTHORIZED, e.getMessage(), null);
+            case SessionException.NotOwned n -> problem(409, ProblemCode.STATE_CONFLICT, e.getMessage(), null);
+            case SessionException.NotFound n -> problem(404, ProblemCode.NOT_FOUND, e.getMessage(), null);
+            case SessionException.Busy b -> problem(429, ProblemCode.BUSY, e.getMessage(), null);
+            case SessionException.Unavailable u -> problem(503, ProblemCode.UNAVAILABLE, e.getMessage(), null);
+            case SessionException.Invalid i -> problem(400, ProblemCode.INVALID_REQUEST, e.getMessage(), null);
         };
     }
 
     @ServerExceptionMapper
     public Response web(WebApplicationException e) {
         int status = e.getResponse().getStatus();
-        String code = status == 404 ? "not_found" : status == 413 ? "invalid_request" : status == 401 ? "unauthorized" : "invalid_request";
+        ProblemCode code = status == 404 ? ProblemCode.NOT_FOUND : status == 413 ? ProblemCode.INVALID_REQUEST : status == 401 ? ProblemCode.UNAUTHORIZED : ProblemCode.INVALID_REQUEST;
         String detail = switch (status) {
             case 404 -> "no such resource";
             case 405 -> "method not allowed";
@@ -123,7 +124,7 @@ public class ProblemMappers {
      * after a mutating call the caller cannot tell whether it took effect ({@code 500 uncertain}).
      * The one rule for the resources' mappers and the router's failure handler.
      */
-    record InternalError(int status, String code, String detail) {
+    record InternalError(int status, ProblemCode code, String detail) {
         /**
          * @param nothingWritten the call is known to have written nothing durable (it never does,
          *     or it failed before reaching any resource)
@@ -131,9 +132,9 @@ public class ProblemMappers {
         static InternalError of(String method, String what, boolean nothingWritten) {
             String cause = what == null ? "internal error" : "internal error (" + what + ")";
             return isRead(method) || nothingWritten
-                    ? new InternalError(503, "unavailable", cause + (isRead(method) ? "; nothing was changed, retry"
+                    ? new InternalError(503, ProblemCode.UNAVAILABLE, cause + (isRead(method) ? "; nothing was changed, retry"
                             : "; nothing durable was written, retry"))
-                    : new InternalError(500, "uncertain", cause
+                    : new InternalError(500, ProblemCode.UNCERTAIN, cause
                             + " while the call ran; whether it took effect is unknown: read the run's state before anything else");
         }
     }

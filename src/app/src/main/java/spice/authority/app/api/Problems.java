@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import spice.authority.core.AuthorityException;
+import spice.authority.snapshot.contract.ProblemCode;
 
 /** RFC 9457 problem bodies with the stable codes of ARCHITECTURE.md. */
 public final class Problems {
@@ -28,32 +29,15 @@ public final class Problems {
         };
     }
 
-    public static String title(String code) {
-        return switch (code) {
-            case "invalid_request" -> "Invalid request";
-            case "invalid_snapshot" -> "Invalid snapshot";
-            case "verification_failed" -> "Verification failed";
-            case "busy" -> "Run busy";
-            case "state_conflict" -> "State conflict";
-            case "uncertain" -> "Outcome uncertain";
-            case "unavailable" -> "Authority unavailable";
-            case "closing" -> "Helper closing";
-            case "not_found" -> "Not found";
-            case "unauthorized" -> "Unauthorized";
-            case "cancelled" -> "Cancelled";
-            default -> "Error";
-        };
-    }
-
     /** The problem body. Verification failures always produce the identical bytes. */
-    public static String body(int status, String code, String detail, String rule) {
+    public static String body(int status, ProblemCode code, String detail, String rule) {
         StringWriter w = new StringWriter();
         try (JsonGenerator g = JSON.createGenerator(w)) {
             g.writeStartObject();
-            g.writeStringField("type", "urn:spice-authority:problem:" + code);
-            g.writeStringField("title", title(code));
+            g.writeStringField("type", "urn:spice-authority:problem:" + code.wire());
+            g.writeStringField("title", code.title());
             g.writeNumberField("status", status);
-            g.writeStringField("code", code);
+            g.writeStringField("code", code.wire());
             g.writeStringField("detail", detail);
             if (rule != null) {
                 g.writeStringField("rule", rule);

@@ -39,7 +39,7 @@ public class SessionFilter {
             s = sessions.require(id, TransportGuard.peerPid(rc));
         } catch (VirtualMachineError e) {
             // Out of memory (or stack) while the session was checked: the method never ran, so the
-            // answer is retryable, never the "uncertain" of a mutating call that failed while it ran.
+            // answer is retryable, never the uncertain outcome of a mutating call that failed while it ran.
             // (A dead host's session may have been closed on the way: that is its death's doing,
             // not this call's.) Other Errors are bugs, answered by the fatal mapper.
             LOG.errorf("%s while checking a session; the call was not run", e.getClass().getName());

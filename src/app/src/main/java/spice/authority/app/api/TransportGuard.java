@@ -13,11 +13,12 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.util.OptionalLong;
 import spice.authority.app.runtime.RequestGate;
+import spice.authority.app.runtime.BearerToken;
 import spice.authority.app.runtime.ServeContext;
 import spice.authority.os.SecureDirectories;
+import spice.authority.snapshot.contract.ProblemCode;
 
 /**
  * The first filter on every request (API and {@code /q/*}): refuses new work while draining, then
@@ -71,7 +72,7 @@ public class TransportGuard {
             t = null;
         }
         if (t == null && status >= 400 && status < 500) {
-            String code = status == 401 ? "unauthorized" : status == 404 ? "not_found" : "invalid_request";
+            ProblemCode code = status == 401 ? ProblemCode.UNAUTHORIZED : status == 404 ? ProblemCode.NOT_FOUND : ProblemCode.INVALID_REQUEST;
             fail(rc, status, code, status == 413 ? "request body too large" : "request refused (HTTP " + status + ")", status == 413);
             return;
         }
@@ -88,16 +89,16 @@ public class TransportGuard {
         if (ctx.endpoint() instanceof ServeContext.Endpoint.Unix) {
             Peer pc = peer(rc.request().connection());
             if (pc == null) {
-                fail(rc, 401, "unauthorized", "peer credentials unavailable", true);
+                fail(rc, 401, ProblemCode.UNAUTHORIZED, "peer credentials unavailable", true);
                 return;
             }
             if (pc.uid() != ctx.effectiveUid()) {
                 // SECURITY: only processes of the helper's own user may talk to it.
-                fail(rc, 401, "unauthorized", "the caller's user id differs from the helper's", true);
+                fail(rc, 401, ProblemCode.UNAUTHORIZED, "the caller's user id differs from the helper's", true);
                 return;
             }
             if (!connections.covers(channelOf(rc))) {
-                fail(rc, 503, "unavailable", NOT_ADMITTED, true);
+                fail(rc, 503, ProblemCode.UNAVAILABLE, NOT_ADMITTED, true);
                 return;
             }
             Refusal r = charge(channelOf(rc), pc.pid());
@@ -110,18 +111,18 @@ public class TransportGuard {
             TcpAdmission a = admitTcp(isEndpointProof(rc), rc.request().getHeader("Authorization"), ctx.bearerToken(),
                     ctx.tcpPeersIdentified(), () -> tcpPeerPid(rc.request().connection()));
             if (a.refusal() != null) {
-                fail(rc, 401, "unauthorized", a.refusal(), true);
+                fail(rc, 401, ProblemCode.UNAUTHORIZED, a.refusal(), true);
                 return;
             }
             Channel ch = channelOf(rc);
             if (ch == null || !connections.covers(ch)) {
-                fail(rc, 503, "unavailable", NOT_ADMITTED, true);
+                fail(rc, 503, ProblemCode.UNAVAILABLE, NOT_ADMITTED, true);
                 return;
             }
             // A request with the token moves its connection out of the small count of connections
             // without it (ConnectionGate); the endpoint proof leaves it there, on its deadline.
             if (!isEndpointProof(rc) && !connections.authenticated(ch)) {
-                fail(rc, 503, "unavailable", "the helper has " + connections.authenticatedCount()
+                fail(rc, 503, ProblemCode.UNAVAILABLE, "the helper has " + connections.authenticatedCount()
                         + " connections open that presented the token; the limit spice.authority.max-connections is "
                         + connections.maxConnections(), true);
                 return;
@@ -139,11 +140,11 @@ public class TransportGuard {
         // SECURITY: the path as the helper reads it (PathText), before anything else reads it: a
         // segment that is not UTF-8 would otherwise be decoded leniently, to another run's ID.
         if (!PathText.isValidPath(rc.request().path())) {
-            fail(rc, 400, "invalid_request", PathText.RULE, true);
+            fail(rc, 400, ProblemCode.INVALID_REQUEST, PathText.RULE, true);
             return;
         }
         if (!gate.enter()) {
-            fail(rc, 503, "closing", "the helper is shutting down", true);
+            fail(rc, 503, ProblemCode.CLOSING, "the helper is shutting down", true);
             return;
         }
         // In-flight accounting ends exactly once on every path: answered, refused or cut off.
@@ -175,13 +176,13 @@ public class TransportGuard {
      * it sends it; the peer check applies to it as to every other request, so a process of another
      * user is refused before the proof is computed.
      */
-    static TcpAdmission admitTcp(boolean endpointProof, String authorization, byte[] token, boolean peersIdentified,
+    static TcpAdmission admitTcp(boolean endpointProof, String authorization, BearerToken token, boolean peersIdentified,
                                  java.util.function.LongSupplier peerPid) {
         if (!endpointProof) {
             byte[] got = authorization != null && authorization.startsWith("Bearer ")
                     ? authorization.substring(7).trim().getBytes(StandardCharsets.US_ASCII) : new byte[0];
             // SECURITY: no token (never the case for a started helper) admits nobody, not an empty header.
-            boolean ok = token != null && token.length > 0 && MessageDigest.isEqual(token, got);
+            boolean ok = token != null && token.matches(got); // constant time
             java.util.Arrays.fill(got, (byte) 0);
             if (!ok) {
                 return new TcpAdmission(-1, WRONG_TOKEN);
@@ -224,7 +225,7 @@ public class TransportGuard {
     static final String NOT_ADMITTED = "this connection was not admitted by the helper's connection checks; open a new one";
 
     /** A refusal of the transport layer: status, code and detail. */
-    record Refusal(int status, String code, String detail) {}
+    record Refusal(int status, ProblemCode code, String detail) {}
 
     /** The process a connection is charged to: its pid and that process's start time. */
     private record Charge(long pid, long startTime, boolean admitted) {}
@@ -258,7 +259,7 @@ public class TransportGuard {
         try {
             started = serve.processes().startTime(pid);
         } catch (spice.authority.os.ProcessWatchException e) {
-            return new Refusal(503, "unavailable", "cannot establish whether process " + pid
+            return new Refusal(503, ProblemCode.UNAVAILABLE, "cannot establish whether process " + pid
                     + ", at the other end of this connection, still runs; retry");
         }
         Charge c = ch.attr(CHARGE).get();
@@ -291,13 +292,13 @@ public class TransportGuard {
     }
 
     private Refusal overQuota(long pid) {
-        return new Refusal(429, "busy", "process " + pid + " has " + quotas.connectionsOf(pid)
+        return new Refusal(429, ProblemCode.BUSY, "process " + pid + " has " + quotas.connectionsOf(pid)
                 + " open connections; the quota spice.authority.max-connections-per-process is "
                 + quotas.maxConnectionsPerProcess());
     }
 
     private static Refusal exited(long pid) {
-        return new Refusal(503, "unavailable", "process " + pid + ", which this connection's peer credentials name, "
+        return new Refusal(503, ProblemCode.UNAVAILABLE, "process " + pid + ", which this connection's peer credentials name, "
                 + "has exited: a connection is served only while that process runs; open a new connection");
     }
 
@@ -428,14 +429,14 @@ public class TransportGuard {
      * @param close also close the connection once answered (the caller may still be sending a
      *     body nobody will read, or is not to be served on this connection again)
      */
-    private void fail(RoutingContext rc, int status, String code, String detail, boolean close) {
+    private void fail(RoutingContext rc, int status, ProblemCode code, String detail, boolean close) {
         ProblemMappers.Problem problem = problems.refuse(status, code, detail, null);
         if (rc.response().ended() || rc.response().closed()) {
             return;
         }
         io.vertx.core.http.HttpServerResponse r = rc.response().setStatusCode(status)
                 .putHeader("Content-Type", Problems.MEDIA_TYPE);
-        if (status == 503 && !"closing".equals(code)) {
+        if (status == 503 && code != ProblemCode.CLOSING) {
             r.putHeader("Retry-After", "1");
         }
         if (close) {

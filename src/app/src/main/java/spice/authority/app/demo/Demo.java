@@ -24,6 +24,7 @@ import spice.authority.host.RunView;
 import spice.authority.host.Session;
 import spice.authority.host.demo.DemoHost;
 import spice.authority.host.demo.JsonLine;
+import spice.authority.snapshot.contract.ProblemCode;
 
 /**
  * {@code spice-authority demo}: real host processes of the scripted agent against a helper; one
@@ -202,7 +203,7 @@ public final class Demo {
             } else {
                 // The helper's record is ACTIVE at a later generation than the envelope's claim:
                 // the one secret-safe verification failure, never busy (A is dead) or anything else.
-                expect(bExit == DemoHost.IMPORT_REFUSED && "verification_failed".equals(refusedCode),
+                expect(bExit == DemoHost.IMPORT_REFUSED && ProblemCode.VERIFICATION_FAILED.wire().equals(refusedCode),
                         "host B's import was not refused by verification (exit " + bExit + ", code " + refusedCode + ")");
                 expect(resumedSeq == null, "host B resumed a run whose tool call was in flight");
                 expect(ledgerLines.size() == 2, "the ledger has " + ledgerLines.size()

@@ -16,12 +16,12 @@ import spice.authority.os.StableLock;
  *     this user's (the platform identifies TCP peers: Windows); false: the bearer token alone
  */
 public record ServeContext(RunAuthority authority, StableLock instanceLock, SecureDirectory endpointDir,
-                           StableLock endpointLock, Endpoint endpoint, byte[] bearerToken, ProcessWatcher processes,
+                           StableLock endpointLock, Endpoint endpoint, BearerToken bearerToken, ProcessWatcher processes,
                            long effectiveUid, boolean tcpPeersIdentified) {
 
     /** A context whose TCP connections are checked by the bearer token alone. */
     public ServeContext(RunAuthority authority, StableLock instanceLock, SecureDirectory endpointDir,
-                        StableLock endpointLock, Endpoint endpoint, byte[] bearerToken, ProcessWatcher processes,
+                        StableLock endpointLock, Endpoint endpoint, BearerToken bearerToken, ProcessWatcher processes,
                         long effectiveUid) {
         this(authority, instanceLock, endpointDir, endpointLock, endpoint, bearerToken, processes, effectiveUid, false);
     }

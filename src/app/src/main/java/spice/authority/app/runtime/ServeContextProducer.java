@@ -16,8 +16,10 @@ import java.util.concurrent.atomic.AtomicReference;
 @Singleton
 public class ServeContextProducer {
     // The one static of the handoff: Quarkus builds the container inside Quarkus.run, after serve
-    // has opened the authority and the endpoint, and offers no other way to pass objects in. Only
-    // this class reads it, when the container first asks for the bean.
+    // has opened the authority and the endpoint, and offers no other way to pass objects in (the
+    // arguments of Quarkus.run reach only the application's run method, not its configuration).
+    // Only this package reads it: the producer below, when the container first asks for the bean,
+    // and ServeListenerConfig, when Quarkus builds its configuration.
     private static final AtomicReference<ServeContext> PREPARED = new AtomicReference<>();
 
     /** Called by {@code serve} once, before Quarkus starts. */
@@ -25,6 +27,11 @@ public class ServeContextProducer {
         if (!PREPARED.compareAndSet(null, context)) {
             throw new IllegalStateException("serve context already handed over");
         }
+    }
+
+    /** The context handed over, or null before (and without) {@code serve}: for {@link ServeListenerConfig}. */
+    static ServeContext prepared() {
+        return PREPARED.get();
     }
 
     @Produces

@@ -141,7 +141,7 @@ public final class ServeApplication implements QuarkusApplication {
             LOG.warnf("endpoint file not removed: %s", e.getMessage());
         }
         if (ctx.bearerToken() != null) {
-            java.util.Arrays.fill(ctx.bearerToken(), (byte) 0);
+            ctx.bearerToken().close();
         }
         ctx.authority().close();
         ctx.endpointLock().close();

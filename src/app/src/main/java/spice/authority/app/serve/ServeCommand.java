@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
-import java.util.HexFormat;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -16,6 +15,7 @@ import picocli.CommandLine.Spec;
 import spice.authority.app.command.EndpointDefaults;
 import spice.authority.app.command.ExitCodes;
 import spice.authority.app.command.LoopbackEndpoint;
+import spice.authority.app.runtime.BearerToken;
 import spice.authority.app.runtime.ServeContext;
 import spice.authority.app.runtime.ServeContextProducer;
 import spice.authority.core.AuthorityException;
@@ -156,8 +156,9 @@ public final class ServeCommand implements Callable<Integer> {
         try {
             ctx = prepare();
             try {
+                // The listener reaches Quarkus's configuration from the handed-over endpoint
+                // (runtime/ServeListenerConfig), not through system properties.
                 ServeContextProducer.handOver(ctx);
-                configureQuarkus(ctx);
             } catch (RuntimeException e) {
                 ServeApplication.release(ctx); // the locks, the authority and the endpoint file
                 throw e;
@@ -209,6 +210,7 @@ public final class ServeCommand implements Callable<Integer> {
         SecureDirectory endpointDir = null;
         StableLock endpointLock = null;
         RunAuthority authority = null;
+        BearerToken token = null;
         boolean ok = false;
         try {
             // SECURITY: the single-instance lock is taken before any listener exists.
@@ -216,7 +218,6 @@ public final class ServeCommand implements Callable<Integer> {
             // Everything about the endpoint is checked before the authority is opened, because
             // opening a new directory creates identity.key: a refused start creates nothing there.
             ServeContext.Endpoint endpoint;
-            byte[] token = null;
             String tokenName = null;
             if (where.listen() != null) {
                 LoopbackEndpoint hp = loopback(where.listen());
@@ -274,6 +275,9 @@ public final class ServeCommand implements Callable<Integer> {
             throw new Refusal(e.getMessage());
         } finally {
             if (!ok) {
+                if (token != null) {
+                    token.close();
+                }
                 if (authority != null) {
                     authority.close();
                 } else {
@@ -309,19 +313,16 @@ public final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    /** Writes a fresh random bearer token (hex) to the token file; returns the hex bytes. */
-    private static byte[] writeToken(SecureDirectory endpointDir, String name, String shown) throws Refusal {
-        byte[] token = new byte[32];
-        new SecureRandom().nextBytes(token);
-        byte[] hex = HexFormat.of().formatHex(token).getBytes(StandardCharsets.US_ASCII);
-        java.util.Arrays.fill(token, (byte) 0);
+    /** Writes a fresh random bearer token to the token file; returns it. */
+    private static BearerToken writeToken(SecureDirectory endpointDir, String name, String shown) throws Refusal {
+        BearerToken token = BearerToken.generate(new SecureRandom());
         try {
-            endpointDir.writeAtomically(name, hex);
+            token.writeTo(endpointDir, name);
         } catch (DirectoryRefusedException e) {
-            java.util.Arrays.fill(hex, (byte) 0);
+            token.close();
             throw new Refusal("token file " + shown + ": " + e.getMessage());
         }
-        return hex;
+        return token;
     }
 
     /**
@@ -473,22 +474,4 @@ public final class ServeCommand implements Callable<Integer> {
             throw new Refusal(e.getMessage());
         }
     }
-
-    private static void configureQuarkus(ServeContext ctx) {
-        switch (ctx.endpoint()) {
-            case ServeContext.Endpoint.Unix u -> {
-                System.setProperty("quarkus.http.host-enabled", "false");
-                System.setProperty("quarkus.http.domain-socket-enabled", "true");
-                System.setProperty("quarkus.http.domain-socket", u.socketPath());
-                System.setProperty("quarkus.vertx.prefer-native-transport", "true");
-            }
-            case ServeContext.Endpoint.Tcp t -> {
-                System.setProperty("quarkus.http.host-enabled", "true");
-                System.setProperty("quarkus.http.host", t.host());
-                System.setProperty("quarkus.http.port", Integer.toString(t.port()));
-                System.setProperty("quarkus.http.domain-socket-enabled", "false");
-            }
-        }
-    }
-
 }

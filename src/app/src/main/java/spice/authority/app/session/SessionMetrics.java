@@ -5,4 +5,7 @@ public interface SessionMetrics {
     void sessionOpened();
 
     void sessionClosed();
+
+    /** Counts a run transition of {@code kind} with its {@code result} ({@code ok}, {@code repeated} or a problem code). */
+    void transition(String kind, String result);
 }

@@ -26,6 +26,9 @@ import spice.authority.snapshot.envelope.Envelope;
  * import transaction it holds is closed exactly as the RFC closes an owner that died: locks are
  * released, durable records stay as they are.
  *
+ * <p>The bookkeeping of leases and imports is package-private: the lease protocol of the API runs
+ * through {@link RunLeases}, which records what the authority granted here.
+ *
  * <p><b>Guarantees.</b> A run is owned by at most one session; a call naming a session that does
  * not own the run is refused; a session never outlives its process (pid plus start time).
  */
@@ -254,7 +257,7 @@ public class SessionRegistry {
      * but its exit was not handled yet (the exit watcher is behind or has stopped), the session is
      * closed now, exactly as the watcher would have. Alive or unknown owners keep the run.
      */
-    public void reapOwnerIfDead(String runId) {
+    void reapOwnerIfDead(String runId) {
         // The run's lock is held by a lease or by an import transaction (prepared or consumed):
         // either holder's session, once its host is proven dead, is closed.
         Session owner = holderOf(runId).orElse(null);
@@ -292,17 +295,17 @@ public class SessionRegistry {
         return sessions.values();
     }
 
-    public int importCount() {
+    int importCount() {
         return imports.size();
     }
 
     /** The session that owns {@code runId}, if any. */
-    public Optional<Session> ownerOf(String runId) {
+    Optional<Session> ownerOf(String runId) {
         return Optional.ofNullable(runOwners.get(runId));
     }
 
     /** Records that {@code s} now owns {@code run}. */
-    public void own(Session s, ActiveRun run) throws AuthorityException.Uncertain {
+    void own(Session s, ActiveRun run) throws AuthorityException.Uncertain {
         if (s.isClosed()) {
             // The host died while the call ran: release at once, as its death would have.
             run.close();
@@ -349,7 +352,7 @@ public class SessionRegistry {
     }
 
     /** A place reserved for one more lease or import of a session; closing it ends the reservation. */
-    public interface Admission extends AutoCloseable {
+    interface Admission extends AutoCloseable {
         @Override
         void close();
     }
@@ -359,12 +362,12 @@ public class SessionRegistry {
      * what it holds, its open imports (each becomes a lease) and the calls admitted before this
      * one that have not finished; then the helper's descriptor reserve.
      */
-    public Admission admitLease(Session s) {
+    Admission admitLease(Session s) {
         return admit(s, false);
     }
 
     /** Before a call that opens an import for {@code s}: its import quota, its lease quota, the reserve. */
-    public Admission admitImport(Session s) {
+    Admission admitImport(Session s) {
         return admit(s, true);
     }
 
@@ -407,12 +410,12 @@ public class SessionRegistry {
     }
 
     /** The session's lease on {@code runId}, or a fencing refusal. */
-    public ActiveRun leaseOf(Session s, String runId) {
+    ActiveRun leaseOf(Session s, String runId) {
         return ownedBy(s, runId).orElseThrow(() -> new SessionException.NotOwned("run " + runId + " is not owned by this session"));
     }
 
     /** The session's lease on {@code runId}, when it holds one that has not ended. */
-    public Optional<ActiveRun> ownedBy(Session s, String runId) {
+    Optional<ActiveRun> ownedBy(Session s, String runId) {
         ActiveRun run = s.runs.get(runId);
         return run == null || run.isClosed() ? Optional.empty() : Optional.of(run);
     }
@@ -422,7 +425,7 @@ public class SessionRegistry {
      * lease: by then the session may hold a newer one of the same run (released and imported
      * again meanwhile), which stays recorded.
      */
-    public void forget(Session s, ActiveRun run) {
+    void forget(Session s, ActiveRun run) {
         if (s.runs.remove(run.runId(), run)) {
             runOwners.remove(run.runId(), s);
         }
@@ -432,14 +435,14 @@ public class SessionRegistry {
      * Releases the session's lease {@code run} without writing, and drops its record: that lease
      * only, never a newer one of the same run (a repeated release racing a new start or import).
      */
-    public void release(Session s, ActiveRun run) throws AuthorityException.Uncertain {
+    void release(Session s, ActiveRun run) throws AuthorityException.Uncertain {
         if (s.runs.remove(run.runId(), run)) {
             runOwners.remove(run.runId(), s);
         }
         run.close();
     }
 
-    public ImportTx addImport(Session s, RunImport imp, Envelope envelope) {
+    ImportTx addImport(Session s, RunImport imp, Envelope envelope) {
         ImportTx tx;
         try {
             tx = new ImportTx(newId(), s, imp, ImportTx.digestOf(envelope));
@@ -473,7 +476,7 @@ public class SessionRegistry {
      * consumed nor closed: what a host whose answer to the prepare was lost gets when it prepares
      * the same envelope again. Nothing of another session is ever returned.
      */
-    public Optional<ImportTx> preparedImportOf(Session s, Envelope envelope) {
+    Optional<ImportTx> preparedImportOf(Session s, Envelope envelope) {
         byte[] digest = ImportTx.digestOf(envelope);
         for (ImportTx tx : s.imports.values()) {
             RunImport imp = tx.runImport();
@@ -488,7 +491,7 @@ public class SessionRegistry {
         return Optional.empty();
     }
 
-    public ImportTx importOf(Session s, String importId) {
+    ImportTx importOf(Session s, String importId) {
         ImportTx tx = imports.get(importId);
         if (tx == null || tx.session() != s) {
             throw new SessionException.NotFound("no import " + importId + " in this session");
@@ -496,7 +499,7 @@ public class SessionRegistry {
         return tx;
     }
 
-    public void removeImport(ImportTx tx) {
+    void removeImport(ImportTx tx) {
         imports.remove(tx.id());
         tx.session().imports.remove(tx.id());
     }

@@ -9,6 +9,8 @@ import java.util.HexFormat;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.Test;
+import spice.authority.snapshot.contract.ProblemCode;
+import spice.authority.app.runtime.BearerToken;
 
 /** The helper's endpoint-proof computation and nonce rule, against vectors computed apart from it. */
 class EndpointProofTest {
@@ -24,8 +26,8 @@ class EndpointProofTest {
 
     @Test
     void proof_fixedVectors_matchOpenSslAndJavaxCryptoDirectly() throws Exception {
-        assertThat(EndpointProof.proof(TOKEN, EndpointProof.nonce(NONCE), LOOPBACK, 8421)).isEqualTo(VECTOR);
-        assertThat(EndpointProof.proof(TOKEN2, EndpointProof.nonce(NONCE2), EndpointProof.local("0:0:0:0:0:0:0:1"), 65535))
+        assertThat(EndpointProof.proof(BearerToken.of(TOKEN), EndpointProof.nonce(NONCE), LOOPBACK, 8421)).isEqualTo(VECTOR);
+        assertThat(EndpointProof.proof(BearerToken.of(TOKEN2), EndpointProof.nonce(NONCE2), EndpointProof.local("0:0:0:0:0:0:0:1"), 65535))
                 .isEqualTo(VECTOR2);
         Mac direct = Mac.getInstance("HmacSHA256");
         direct.init(new SecretKeySpec(TOKEN, "HmacSHA256"));
@@ -38,11 +40,11 @@ class EndpointProofTest {
     @Test
     void proof_namesTheHelpersEndOfTheConnection_soARelayedProofDiffers() {
         byte[] nonce = EndpointProof.nonce(NONCE);
-        String here = EndpointProof.proof(TOKEN, nonce, LOOPBACK, 8421);
-        assertThat(EndpointProof.proof(TOKEN, nonce, LOOPBACK, 8422)).isNotEqualTo(here);
-        assertThat(EndpointProof.proof(TOKEN, nonce, InetAddress.ofLiteral("127.0.0.2"), 8421)).isNotEqualTo(here);
+        String here = EndpointProof.proof(BearerToken.of(TOKEN), nonce, LOOPBACK, 8421);
+        assertThat(EndpointProof.proof(BearerToken.of(TOKEN), nonce, LOOPBACK, 8422)).isNotEqualTo(here);
+        assertThat(EndpointProof.proof(BearerToken.of(TOKEN), nonce, InetAddress.ofLiteral("127.0.0.2"), 8421)).isNotEqualTo(here);
         // An IPv4-mapped address (a dual-stack listener) is the IPv4 address the client connected to.
-        assertThat(EndpointProof.proof(TOKEN, nonce, EndpointProof.local("::ffff:127.0.0.1"), 8421)).isEqualTo(here);
+        assertThat(EndpointProof.proof(BearerToken.of(TOKEN), nonce, EndpointProof.local("::ffff:127.0.0.1"), 8421)).isEqualTo(here);
     }
 
     @Test
@@ -54,8 +56,8 @@ class EndpointProofTest {
 
     @Test
     void proof_isNeverTheToken_andDependsOnTheNonce() {
-        String a = EndpointProof.proof(TOKEN, EndpointProof.nonce(NONCE), LOOPBACK, 8421);
-        String b = EndpointProof.proof(TOKEN, EndpointProof.nonce(NONCE2), LOOPBACK, 8421);
+        String a = EndpointProof.proof(BearerToken.of(TOKEN), EndpointProof.nonce(NONCE), LOOPBACK, 8421);
+        String b = EndpointProof.proof(BearerToken.of(TOKEN), EndpointProof.nonce(NONCE2), LOOPBACK, 8421);
         assertThat(a).isNotEqualTo(b).doesNotContain(new String(TOKEN, StandardCharsets.US_ASCII)).matches("[0-9a-f]{64}");
     }
 
@@ -66,7 +68,7 @@ class EndpointProofTest {
             ApiException e = catchThrowableOfType(ApiException.class, () -> EndpointProof.nonce(bad));
             assertThat(e).as(String.valueOf(bad)).isNotNull();
             assertThat(e.status()).isEqualTo(400);
-            assertThat(e.code()).isEqualTo("invalid_request");
+            assertThat(e.code()).isEqualTo(ProblemCode.INVALID_REQUEST);
             assertThat(e.getMessage()).isEqualTo("nonce must be exactly 64 lowercase hex digits (32 random bytes)");
         }
         assertThat(EndpointProof.nonce(NONCE)).hasSize(32);

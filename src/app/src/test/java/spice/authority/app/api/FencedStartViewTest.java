@@ -12,6 +12,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import spice.authority.app.runtime.ServeContext;
+import spice.authority.app.session.RunLeases;
 import spice.authority.app.session.SessionRegistry;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.Cancellation;
@@ -21,6 +22,7 @@ import spice.authority.os.ForwardingSecureDirectory;
 import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectories;
 import spice.authority.os.SecureDirectory;
+import spice.authority.snapshot.contract.ProblemCode;
 
 /**
  * A start fenced before its record exists is visible: when the rename of a start fails (EIO from
@@ -59,10 +61,10 @@ class FencedStartViewTest {
         }
     }
 
-    private static ApiResources resources(RunAuthority a) {
-        ApiResources r = new ApiResources();
+    private static RunResources resources(RunAuthority a) {
+        RunResources r = new RunResources();
         r.serve = new ServeContext(a, null, null, null, null, null, null, 0);
-        r.sessions = new SessionRegistry();
+        r.leases = new RunLeases(new SessionRegistry(), new Metrics(), r.serve);
         return r;
     }
 
@@ -82,7 +84,7 @@ class FencedStartViewTest {
         FailingRename dir = new FailingRename(SecureDirectories.provider().open(dirPath.toString(), OpenMode.CREATE_OR_VALIDATE));
         authority = RunAuthority.open(dir, new SecureRandom());
         authority.start("run-before", Cancellation.none()).close();
-        ApiResources api = resources(authority);
+        RunResources api = resources(authority);
 
         dir.failing = true;
         assertThatThrownBy(() -> authority.start("run-lost", Cancellation.none())).isInstanceOf(AuthorityException.Uncertain.class);
@@ -96,15 +98,15 @@ class FencedStartViewTest {
                 "{\"run_id\":\"run-lost\",\"phase\":\"ACTIVE\",\"run_generation\":1,\"owned\":false,\"fenced\":true}");
         // Another run without a record is still unknown.
         assertThatThrownBy(() -> api.get("run-never")).isInstanceOf(ApiException.class)
-                .satisfies(e -> assertThat(((ApiException) e).code()).isEqualTo("not_found"));
+                .satisfies(e -> assertThat(((ApiException) e).code()).isEqualTo(ProblemCode.NOT_FOUND));
 
         // A restart reads the truth: the start never landed, and the fence is gone with the process.
         authority.close();
         authority = RunAuthority.open(SecureDirectories.provider().open(dirPath.toString(), OpenMode.CREATE_OR_VALIDATE),
                 new SecureRandom());
-        ApiResources restarted = resources(authority);
+        RunResources restarted = resources(authority);
         assertThatThrownBy(() -> restarted.get("run-lost")).isInstanceOf(ApiException.class)
-                .satisfies(e -> assertThat(((ApiException) e).code()).isEqualTo("not_found"));
+                .satisfies(e -> assertThat(((ApiException) e).code()).isEqualTo(ProblemCode.NOT_FOUND));
         assertThat(restarted.listRuns()).extracting(v -> v.runId()).containsExactly("run-before");
     }
 }

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import spice.authority.snapshot.contract.ProblemCode;
 
 /**
  * Path segments are decoded by the helper, strictly: what is not UTF-8 is refused, never turned
@@ -31,7 +32,7 @@ class PathTextTest {
         assertThat(accepted).as("accepted although not UTF-8").isEmpty();
         assertThatThrownBy(() -> PathText.decode("alias-%ED%A0%80")).isInstanceOfSatisfying(ApiException.class, e -> {
             assertThat(e.status()).isEqualTo(400);
-            assertThat(e.code()).isEqualTo("invalid_request");
+            assertThat(e.code()).isEqualTo(ProblemCode.INVALID_REQUEST);
             assertThat(e.getMessage()).isEqualTo(PathText.RULE);
         });
     }

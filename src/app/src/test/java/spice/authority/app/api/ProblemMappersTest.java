@@ -7,26 +7,27 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import spice.authority.app.session.SessionException;
+import spice.authority.snapshot.contract.ProblemCode;
 
 /** Session refusals become the problems the API answered for them before they were domain types. */
 class ProblemMappersTest {
 
-    private record Case(SessionException failure, int status, String code) {}
+    private record Case(SessionException failure, int status, ProblemCode code) {}
 
     @Test
     void session_eachKind_sameStatusCodeAndDetail() {
         ProblemMappers mappers = new ProblemMappers();
         mappers.metrics = new Metrics();
         List<Case> cases = List.of(
-                new Case(new SessionException.UnknownSession("unknown or closed session"), 401, "unauthorized"),
-                new Case(new SessionException.NotHost("the session belongs to another process"), 401, "unauthorized"),
-                new Case(new SessionException.NotOwned("run r is not owned by this session"), 409, "state_conflict"),
-                new Case(new SessionException.NotFound("no import i in this session"), 404, "not_found"),
+                new Case(new SessionException.UnknownSession("unknown or closed session"), 401, ProblemCode.UNAUTHORIZED),
+                new Case(new SessionException.NotHost("the session belongs to another process"), 401, ProblemCode.UNAUTHORIZED),
+                new Case(new SessionException.NotOwned("run r is not owned by this session"), 409, ProblemCode.STATE_CONFLICT),
+                new Case(new SessionException.NotFound("no import i in this session"), 404, ProblemCode.NOT_FOUND),
                 new Case(new SessionException.Busy("the session has 2 open imports", "spice.authority.max-imports-per-session", 2),
-                        429, "busy"),
+                        429, ProblemCode.BUSY),
                 new Case(new SessionException.Unavailable("cannot establish the state of process 7 (EMFILE); nothing was changed, retry"),
-                        503, "unavailable"),
-                new Case(new SessionException.Invalid("process 7 is not running"), 400, "invalid_request"));
+                        503, ProblemCode.UNAVAILABLE),
+                new Case(new SessionException.Invalid("process 7 is not running"), 400, ProblemCode.INVALID_REQUEST));
         List<String> failures = new ArrayList<>();
         for (Case c : cases) {
             Response r = mappers.session(c.failure());
@@ -83,9 +84,7 @@ class ProblemMappersTest {
     }
 
     private static jakarta.ws.rs.container.ResourceInfo resource(String name) {
-        java.lang.reflect.Method found = java.util.Arrays.stream(ApiResources.class.getDeclaredMethods())
-                .filter(m -> m.getName().equals(name) && java.lang.reflect.Modifier.isPublic(m.getModifiers()))
-                .findFirst().orElseThrow(() -> new AssertionError("no resource method " + name));
+        java.lang.reflect.Method found = ResourceClasses.method(name);
         return new jakarta.ws.rs.container.ResourceInfo() {
             @Override
             public java.lang.reflect.Method getResourceMethod() {
@@ -94,7 +93,7 @@ class ProblemMappersTest {
 
             @Override
             public Class<?> getResourceClass() {
-                return ApiResources.class;
+                return found.getDeclaringClass();
             }
         };
     }

@@ -10,6 +10,7 @@ import spice.authority.app.testing.ScriptedTcpPlatform;
 import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectory;
 import spice.authority.os.SecureDirectoryProvider;
+import spice.authority.app.runtime.BearerToken;
 
 /**
  * The transport guard's use of a platform that identifies TCP peers (Windows): only a pid the
@@ -61,7 +62,7 @@ class TcpPeerGuardTest {
         assertThat(p.asked).isEmpty();
     }
 
-    private static final byte[] TOKEN = "0123456789abcdef".repeat(4).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    private static final BearerToken TOKEN = BearerToken.of("0123456789abcdef".repeat(4).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
     private static final String BEARER = "Bearer 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
     /** A peer-pid answer that records whether it was asked. */
@@ -120,8 +121,10 @@ class TcpPeerGuardTest {
 
     @Test
     void noTokenHeld_admitsNobody_notEvenAnEmptyBearer() {
-        for (String auth : new String[] {null, "", "Bearer ", "Bearer"}) {
-            assertThat(TransportGuard.admitTcp(false, auth, new byte[0], false, new PeerAnswer(77)).refusal())
+        BearerToken zeroed = BearerToken.of("0".repeat(64).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        zeroed.close();
+        for (String auth : new String[] {null, "", "Bearer ", "Bearer", "Bearer " + "0".repeat(64), "Bearer " + "\0".repeat(64)}) {
+            assertThat(TransportGuard.admitTcp(false, auth, zeroed, false, new PeerAnswer(77)).refusal())
                     .as(String.valueOf(auth)).isEqualTo(TransportGuard.WRONG_TOKEN);
             assertThat(TransportGuard.admitTcp(false, auth, null, false, new PeerAnswer(77)).refusal())
                     .isEqualTo(TransportGuard.WRONG_TOKEN);

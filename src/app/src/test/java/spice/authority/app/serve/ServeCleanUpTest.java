@@ -26,6 +26,7 @@ import spice.authority.os.SecureDirectories;
 import spice.authority.os.SecureDirectory;
 import spice.authority.os.SecureDirectoryProvider;
 import spice.authority.os.StableLock;
+import spice.authority.app.runtime.BearerToken;
 
 /**
  * {@link ServeApplication#cleanUpOnce}, the exit handler's release of the endpoint file and the
@@ -101,15 +102,17 @@ class ServeCleanUpTest {
     @Test
     void tcpEndpoint_tokenRemovedAndZeroed_andASecondCleanUpLeavesANewerHelpersToken() throws Exception {
         Path tokenFile = tmp.resolve("endpoint/token");
-        byte[] token = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+        byte[] written = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+        BearerToken token = BearerToken.of(written);
         ServeContext ctx = helper(new ServeContext.Endpoint.Tcp("127.0.0.1", 7878, tokenFile.toString()), token);
-        Files.write(tokenFile, token);
+        Files.write(tokenFile, written);
 
         Runnable cleanUp = ServeApplication.cleanUpOnce(ctx);
         cleanUp.run();
 
         assertThat(tokenFile).doesNotExist();
-        assertThat(token).containsOnly((byte) 0);
+        assertThat(token.isDestroyed()).isTrue();
+        assertThat(token.matches(written)).as("a zeroed token matches nothing").isFalse();
         assertThat(lockBusy("endpoint", ServeCommand.ENDPOINT_LOCK)).isFalse();
 
         lock("endpoint", ServeCommand.ENDPOINT_LOCK);
@@ -124,7 +127,7 @@ class ServeCleanUpTest {
      * The context {@code serve} would have prepared: an opened authority holding the
      * instance lock, and the endpoint directory with its lock.
      */
-    private ServeContext helper(ServeContext.Endpoint endpoint, byte[] token) throws Exception {
+    private ServeContext helper(ServeContext.Endpoint endpoint, BearerToken token) throws Exception {
         SecureDirectory authorityDir = open("authority");
         StableLock instance = authorityDir.lock(ServeCommand.INSTANCE_LOCK, LockMode.NON_BLOCKING);
         RunAuthority authority = RunAuthority.open(authorityDir, new SecureRandom());

@@ -50,6 +50,9 @@ class SessionStartTimeRecheckTest {
 
             @Override
             public void sessionClosed() {}
+
+            @Override
+            public void transition(String kind, String result) {}
         };
         registry.config = new Config();
         registry.quotas = new Quotas();
@@ -238,7 +241,7 @@ class SessionStartTimeRecheckTest {
     }
 
     /**
-     * DELETE /v1/imports/{import} (ApiResources.abort: importOf, removeImport, then
+     * DELETE /v1/imports/{import} (RunLeases.abort: importOf, removeImport, then
      * RunImport.abort) racing the same import's activate (a host whose activate timed out on its
      * side and that aborts, as the reference engine does). abort waits for activate's monitor,
      * finds the import closed (by the activation) and returns normally: the API answers
@@ -277,7 +280,7 @@ class SessionStartTimeRecheckTest {
             ImportTx tx = registry.addImport(s, authority.prepareImport(env, none), env);
             tx.runImport().consume(none);
 
-            // POST .../activate (ApiResources.activate), its write slow.
+            // POST .../activate (RunLeases.activate), its write slow.
             hold.set(true);
             java.util.concurrent.Future<?> activate = pool.submit(() -> {
                 spice.authority.core.ActiveRun run = registry.importOf(s, tx.id()).runImport().activate(none);
@@ -286,7 +289,7 @@ class SessionStartTimeRecheckTest {
                 return null;
             });
             assertThat(writing.await(10, TimeUnit.SECONDS)).isTrue();
-            // DELETE /v1/imports/{import} (ApiResources.abort), while the activate write runs.
+            // DELETE /v1/imports/{import} (RunLeases.abort), while the activate write runs.
             java.util.concurrent.atomic.AtomicReference<Thread> aborter = new java.util.concurrent.atomic.AtomicReference<>();
             java.util.concurrent.Future<String> abort = pool.submit(() -> {
                 aborter.set(Thread.currentThread());

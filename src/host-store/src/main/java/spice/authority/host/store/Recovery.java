@@ -21,6 +21,7 @@ import spice.authority.host.engine.Run;
 import spice.authority.host.store.RecoveryDecision.CutOffCall;
 import spice.authority.host.store.RecoveryDecision.Outcome;
 import spice.authority.host.store.RecoveryDecision.Reason;
+import spice.authority.snapshot.contract.ProblemCode;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.envelope.EnvelopeRejectedException;
 import spice.authority.snapshot.payload.LifecycleStatus;
@@ -275,7 +276,7 @@ final class Recovery {
 
     private RecoveryDecision importRefused(String id, long seq, ImportRefusedException e) throws SQLException {
         String code = e.helperCode();
-        if ("busy".equals(code)) {
+        if (ProblemCode.BUSY.wire().equals(code)) {
             return new RecoveryDecision(id, Outcome.RETRY_LATER, Reason.OWNER_ALIVE, "run " + id + ": the helper refuses "
                     + "its import while its last owner lives; recover again once that host has stopped", null, seq, null, null);
         }

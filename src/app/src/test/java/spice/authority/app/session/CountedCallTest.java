@@ -1,4 +1,4 @@
-package spice.authority.app.api;
+package spice.authority.app.session;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -24,7 +24,7 @@ class CountedCallTest {
 
     @Test
     void countThatThrows_afterATransition_theResultIsStillKeptAndAnswered() throws AuthorityException {
-        String answer = ApiResources.countedCall(() -> "lease", t -> {
+        String answer = RunLeases.countedCall(() -> "lease", t -> {
             kept.add(t);
             return t + " owned";
         }, this::throwingCount);
@@ -36,7 +36,7 @@ class CountedCallTest {
 
     @Test
     void countThatThrows_afterARefusal_theRefusalIsTheAnswer() {
-        assertThatThrownBy(() -> ApiResources.countedCall(() -> {
+        assertThatThrownBy(() -> RunLeases.countedCall(() -> {
             throw new AuthorityException.Busy("run r is owned by a live process");
         }, t -> {
             kept.add("never");
@@ -50,7 +50,7 @@ class CountedCallTest {
     @Test
     void keepThatRefuses_theTransitionIsStillCountedOk_andTheRefusalPropagates() {
         IllegalStateException refused = new IllegalStateException("session closed while the call ran");
-        assertThatThrownBy(() -> ApiResources.countedCall(() -> "lease", t -> {
+        assertThatThrownBy(() -> RunLeases.countedCall(() -> "lease", t -> {
             throw refused;
         }, counted::add)).isSameAs(refused);
 
