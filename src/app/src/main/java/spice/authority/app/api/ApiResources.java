@@ -43,6 +43,7 @@ import spice.authority.core.RunAuthority;
 import spice.authority.core.RunImport;
 import spice.authority.core.RunRecord;
 import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.envelope.EnvelopeRejectedException;
 import spice.authority.snapshot.payload.LifecycleStatus;
@@ -275,7 +276,7 @@ public class ApiResources {
         }
         for (Session s : sessions.all()) {
             // A fenced run's lease can no longer act on it: not owned, as its run view says.
-            owned += (int) s.runIds().stream().filter(id -> !a.isFenced(id)).count();
+            owned += (int) s.runIds().stream().filter(id -> !a.isFenced(new RunId(id))).count();
         }
         return new Dto.AuthorityView(a.scopeIdHex(), Dto.u64(a.keyGeneration()), a.state(), a.directory(),
                 serve.endpoint().bound(server.getPort()).display(), sessions.all().size(), owned, sessions.importCount(),
@@ -285,7 +286,7 @@ public class ApiResources {
     // ---- runs -------------------------------------------------------------------------------
 
     private Dto.RunView view(RunRecord r) {
-        return Dto.RunView.of(r, sessions.ownerOf(r.runId()).isPresent(), authority().isFenced(r.runId()));
+        return Dto.RunView.of(r, sessions.ownerOf(r.runId()).isPresent(), authority().isFenced(new RunId(r.runId())));
     }
 
     /** A run ID from a request, or {@code 400 invalid_request} naming the one run-ID rule. */
@@ -318,7 +319,7 @@ public class ApiResources {
         }
         // Fenced runs with no record listed (a start whose rename failed) are shown as the write
         // would have left them, fenced: the write may yet be on disk.
-        a.fencedWrites().forEach(byId::putIfAbsent);
+        a.fencedWrites().forEach((id, r) -> byId.putIfAbsent(id.value(), r));
         return byId.values().stream().map(this::view).toList();
     }
 
@@ -352,7 +353,7 @@ public class ApiResources {
         // Plain concatenation, not infof: the lines of every cycle are built without java.util.Formatter
         // (about a quarter of a log line's cost while the request path is still interpreted).
         LOG.info("run " + LogText.of(id.value()) + " started (generation 1)");
-        return new Dto.RunView(run.runId(), "ACTIVE", Dto.u64(run.runGeneration()), true);
+        return new Dto.RunView(run.runId(), RunPhase.ACTIVE.name(), Dto.u64(run.runGeneration()), true);
     }
 
     @GET
@@ -366,7 +367,7 @@ public class ApiResources {
         RunId id = pathRunId(rawRunId);
         // A run fenced with no record to read (its start's rename failed) is shown as the write
         // would have left it, fenced: never "no run", since that write may yet be on disk.
-        Optional<RunRecord> r = authority().inspect(id).or(() -> authority().fencedWrite(id.value()));
+        Optional<RunRecord> r = authority().inspect(id).or(() -> authority().fencedWrite(id));
         return view(r.orElseThrow(() -> ApiException.notFound("no run " + id.value())));
     }
 
@@ -467,7 +468,7 @@ public class ApiResources {
             run.resume(Cancellation.none());
             return null;
         });
-        return new Dto.RunView(runId, "ACTIVE", Dto.u64(run.runGeneration()), true);
+        return new Dto.RunView(runId, RunPhase.ACTIVE.name(), Dto.u64(run.runGeneration()), true);
     }
 
     @DELETE
@@ -590,7 +591,7 @@ public class ApiResources {
             return null;
         });
         // Answer from the known outcome: a re-read could fail after the durable consume succeeded.
-        return new Dto.RunView(tx.runId(), "IMPORTING", Dto.u64(tx.runImport().sourceGeneration() + 1), false);
+        return new Dto.RunView(tx.runId(), RunPhase.IMPORTING.name(), Dto.u64(tx.runImport().sourceGeneration() + 1), false);
     }
 
     @POST
@@ -612,7 +613,7 @@ public class ApiResources {
             return r;
         });
         LOG.infof("run %s imported and active at generation %s", LogText.of(tx.runId()), Long.toUnsignedString(run.runGeneration()));
-        return new Dto.RunView(tx.runId(), "ACTIVE", Dto.u64(run.runGeneration()), true);
+        return new Dto.RunView(tx.runId(), RunPhase.ACTIVE.name(), Dto.u64(run.runGeneration()), true);
     }
 
     @DELETE

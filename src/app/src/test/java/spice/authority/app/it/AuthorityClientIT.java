@@ -22,6 +22,7 @@ import spice.authority.host.RunView;
 import spice.authority.host.Session;
 import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.SpecFiles;
+import spice.authority.snapshot.contract.RunPhase;
 
 /** The packaged helper driven through {@link AuthorityClient} across a run's whole life cycle. */
 class AuthorityClientIT {
@@ -80,7 +81,7 @@ class AuthorityClientIT {
         assertThat(tx.runId()).isEqualTo("run-c");
         assertThat(tx.lastSequence()).isEqualTo(9);
         assertThat(tx.nextSequence()).isEqualTo(10);
-        assertThat(client.consume(second, tx).phase()).isEqualTo("IMPORTING");
+        assertThat(client.consume(second, tx).phase()).isEqualTo(RunPhase.IMPORTING);
         assertThat(client.activate(second, tx)).isEqualTo(new RunView("run-c", "ACTIVE", 3, true, false));
         assertThat(client.authority().ownedRuns()).isEqualTo(1);
 
@@ -171,6 +172,6 @@ class AuthorityClientIT {
                 """);
         assertThat(root.resolve("state/spice-authority/hosts/clock-agent.db")).isRegularFile();
         AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(helper.socket)).build();
-        assertThat(client.run("clock-run").phase()).isEqualTo("COMPLETED");
+        assertThat(client.run("clock-run").phase()).isEqualTo(RunPhase.COMPLETED);
     }
 }
