@@ -48,7 +48,7 @@ class TransitionsTest {
     void writeTransition_nothingWritten_isUnavailableAndUnfenced_afterTheRename_fencedAndUncertain() throws Exception {
         try (Parts p = new Parts()) {
             RunRecord rec = p.store.newRecord(RUN, 1, RunPhase.ACTIVE, null);
-            p.dir.failAt(MemoryDirectory.Step.RENAME_FAILS, 0, false);
+            p.dir.failAt(MemoryDirectory.Step.AFTER_FSYNC_BEFORE_RENAME, 0, false);
             assertThatThrownBy(() -> p.transitions.writeTransition(RUN, rec, NONE, "start"))
                     .isInstanceOf(AuthorityException.Unavailable.class).hasMessageStartingWith("start run-1: nothing written: ");
             assertThat(p.fences.isFenced(RUN)).isFalse();
