@@ -13,6 +13,7 @@ import spice.authority.core.RunAuthority;
 import spice.authority.core.RunImport;
 import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectories;
+import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.payload.Snapshot;
 
@@ -60,7 +61,7 @@ public final class AuthorityChild {
     }
 
     private static void own(RunAuthority authority, String runId, Path payload, Path out) throws Exception {
-        ActiveRun run = authority.start(runId, Cancellation.none());
+        ActiveRun run = authority.start(new RunId(runId), Cancellation.none());
         Envelope env = run.seal(Snapshot.decode(Files.readAllBytes(payload)), Cancellation.none()).envelope();
         Files.write(out, env.toBinary());
         System.out.println("READY");

@@ -26,11 +26,12 @@ import org.junit.jupiter.api.Test;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.Cancellation;
-import spice.authority.core.Phase;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.core.RunAuthority;
 import spice.authority.core.RunImport;
 import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectories;
+import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.payload.Snapshot;
 
@@ -94,7 +95,7 @@ class ProcessTruthTest {
         try (RunAuthority a = openHere()) {
             for (int i = 0; i < rounds; i++) {
                 String run = "race-" + i;
-                ActiveRun r = a.start(run, NONE);
+                ActiveRun r = a.start(new RunId(run), NONE);
                 Envelope e = r.seal(Snapshot.decode(payload(run).getBytes(StandardCharsets.UTF_8)), NONE).envelope();
                 r.close();
                 Path f = root.resolve(run + ".pb");
@@ -133,8 +134,8 @@ class ProcessTruthTest {
         assertThat(failures).isEmpty();
         try (RunAuthority a = openHere()) {
             for (int i = 0; i < rounds; i++) {
-                assertThat(a.inspect("race-" + i).orElseThrow().phase()).isEqualTo(Phase.ACTIVE);
-                assertThat(a.inspect("race-" + i).orElseThrow().runGeneration()).isEqualTo(2);
+                assertThat(a.inspect(new RunId("race-" + i)).orElseThrow().phase()).isEqualTo(RunPhase.ACTIVE);
+                assertThat(a.inspect(new RunId("race-" + i)).orElseThrow().runGeneration()).isEqualTo(2);
             }
         }
         System.out.println("import race: child 1 won " + wins1 + " of " + rounds + " rounds");
@@ -152,7 +153,7 @@ class ProcessTruthTest {
         try (RunAuthority a = openHere()) {
             assertThatThrownBy(() -> a.prepareImport(env, NONE)).isInstanceOf(AuthorityException.Busy.class)
                     .hasMessageContaining("owned by a live process");
-            assertThatThrownBy(() -> a.start("owned-run", NONE)).isInstanceOf(AuthorityException.Busy.class);
+            assertThatThrownBy(() -> a.start(new RunId("owned-run"), NONE)).isInstanceOf(AuthorityException.Busy.class);
             owner.destroyForcibly(); // SIGKILL
             assertThat(owner.waitFor(10, TimeUnit.SECONDS)).isTrue();
             RunImport imp = a.prepareImport(env, NONE);
@@ -170,7 +171,7 @@ class ProcessTruthTest {
     void sixteenThreadsOnRealDirectory_noLostUpdateNoDeadlockNoFdLeak() throws Exception {
         try (RunAuthority a = openHere()) {
             // Warm up classes and lazily opened descriptors before counting.
-            a.start("warm-up", NONE).close();
+            a.start(new RunId("warm-up"), NONE).close();
             long fdsBefore = openFds();
             ExecutorService pool = Executors.newFixedThreadPool(16);
             List<Future<?>> fs = new ArrayList<>();
@@ -179,20 +180,20 @@ class ProcessTruthTest {
                 fs.add(pool.submit(() -> {
                     for (int i = 0; i < 10; i++) {
                         String id = "t" + thread + "-" + i;
-                        ActiveRun r = a.start(id, NONE);
+                        ActiveRun r = a.start(new RunId(id), NONE);
                         Envelope e = r.seal(Snapshot.decode(payload(id).getBytes(StandardCharsets.UTF_8)), NONE).envelope();
                         r.close();
                         RunImport imp = a.prepareImport(e, NONE);
                         imp.consume(NONE);
                         ActiveRun again = imp.activate(NONE);
-                        again.terminal(Phase.COMPLETED, NONE);
+                        again.terminal(RunPhase.COMPLETED, NONE);
                     }
                     return null;
                 }));
                 fs.add(pool.submit(() -> {
                     for (int i = 0; i < 30; i++) {
                         try {
-                            a.start("shared", NONE).close();
+                            a.start(new RunId("shared"), NONE).close();
                         } catch (AuthorityException e) {
                             assertThat(e.code()).isIn("busy", "state_conflict");
                         }
@@ -207,13 +208,13 @@ class ProcessTruthTest {
             assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
             for (int t = 0; t < 16; t++) {
                 for (int i = 0; i < 10; i++) {
-                    assertThat(a.inspect("t" + t + "-" + i).orElseThrow().phase()).isEqualTo(Phase.COMPLETED);
+                    assertThat(a.inspect(new RunId("t" + t + "-" + i)).orElseThrow().phase()).isEqualTo(RunPhase.COMPLETED);
                 }
             }
             // A thousand failing operations leave the descriptor table as it was.
             for (int i = 0; i < 1000; i++) {
                 try {
-                    a.start("shared", NONE);
+                    a.start(new RunId("shared"), NONE);
                 } catch (AuthorityException expected) {
                     // state: the record exists
                 }

@@ -23,6 +23,7 @@ import spice.authority.core.RecordCodec;
 import spice.authority.core.RunAuthority;
 import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectories;
+import spice.authority.snapshot.RunId;
 
 /**
  * The sweep at open never removes a temporary file that another process may still be writing: a
@@ -95,7 +96,7 @@ class SweepWhileOwnedTest {
         try (RunAuthority a = openHere()) {
             assertThat(a.sweptTempFiles()).isEqualTo(1);
             assertThat(temp).doesNotExist();
-            assertThat(a.inspect("owned")).isPresent();
+            assertThat(a.inspect(new RunId("owned"))).isPresent();
         }
     }
 }

@@ -20,11 +20,12 @@ import org.junit.jupiter.api.condition.OS;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.Cancellation;
-import spice.authority.core.Phase;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.core.RecordCodec;
 import spice.authority.core.RunAuthority;
 import spice.authority.os.FileNames;
 import spice.authority.os.OpenMode;
+import spice.authority.snapshot.RunId;
 
 /**
  * A full disk, for real: the authority directory on a 256 KiB tmpfs that a filler file then fills.
@@ -111,38 +112,38 @@ class DiskFullTest {
     @Test
     void start_onAFullDisk_isRetryableUnavailable_notFenced_andWorksOnceSpaceIsFreed() throws Exception {
         fillTheDisk();
-        assertThatThrownBy(() -> authority.start("full", NONE)).isInstanceOfSatisfying(AuthorityException.Unavailable.class,
+        assertThatThrownBy(() -> authority.start(new RunId("full"), NONE)).isInstanceOfSatisfying(AuthorityException.Unavailable.class,
                 e -> {
                     assertThat(e.retryable()).isTrue();
                     assertThat(e.getMessage()).startsWith("start full: nothing written: write: ENOSPC (");
                 });
-        assertThat(authority.isFenced("full")).isFalse();
+        assertThat(authority.isFenced(new RunId("full"))).isFalse();
         assertThat(stateFile("full")).doesNotExist();
         assertThat(temporaries()).isEmpty();
         assertThat(authority.outstandingLeases()).isZero();
 
         freeTheDisk();
-        ActiveRun run = authority.start("full", NONE); // the same call, the same authority
-        assertThat(authority.inspect("full").orElseThrow().phase()).isEqualTo(Phase.ACTIVE);
+        ActiveRun run = authority.start(new RunId("full"), NONE); // the same call, the same authority
+        assertThat(authority.inspect(new RunId("full")).orElseThrow().phase()).isEqualTo(RunPhase.ACTIVE);
         run.close();
     }
 
     @Test
     void suspend_onAFullDisk_isRetryableUnavailable_runStaysLive_andTheSameCallWorksOnceSpaceIsFreed() throws Exception {
-        ActiveRun run = authority.start("live", NONE);
+        ActiveRun run = authority.start(new RunId("live"), NONE);
         byte[] active = Files.readAllBytes(stateFile("live"));
         fillTheDisk();
         assertThatThrownBy(() -> run.seal(TestSnapshots.suspended("live"), NONE))
                 .isInstanceOfSatisfying(AuthorityException.Unavailable.class,
                         e -> assertThat(e.getMessage()).startsWith("suspend live: nothing written: write: ENOSPC ("));
-        assertThat(authority.isFenced("live")).isFalse();
+        assertThat(authority.isFenced(new RunId("live"))).isFalse();
         assertThat(run.isUncertain()).isFalse();
         assertThat(Files.readAllBytes(stateFile("live"))).isEqualTo(active);
         assertThat(temporaries()).isEmpty();
 
         freeTheDisk();
         run.seal(TestSnapshots.suspended("live"), NONE);
-        assertThat(authority.inspect("live").orElseThrow().phase()).isEqualTo(Phase.SUSPENDED);
+        assertThat(authority.inspect(new RunId("live")).orElseThrow().phase()).isEqualTo(RunPhase.SUSPENDED);
         run.close();
     }
 }

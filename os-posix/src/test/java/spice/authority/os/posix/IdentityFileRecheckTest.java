@@ -20,13 +20,14 @@ import org.junit.jupiter.api.Test;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.Cancellation;
-import spice.authority.core.Phase;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.core.RecordCodec;
 import spice.authority.core.RunAuthority;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.FileIdentity;
 import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectory;
+import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.payload.Snapshot;
 
 /**
@@ -54,7 +55,7 @@ class IdentityFileRecheckTest {
         authority = RunAuthority.open(PROVIDER.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE), new SecureRandom());
         key = leaf.resolve("identity.key");
         keyHex = HexFormat.of().formatHex(Arrays.copyOfRange(Files.readAllBytes(key), 40, 72));
-        live = authority.start("live", NONE); // owns a run whose suspend is tried below
+        live = authority.start(new RunId("live"), NONE); // owns a run whose suspend is tried below
     }
 
     @AfterEach
@@ -160,21 +161,21 @@ class IdentityFileRecheckTest {
     private void assertTransitionsRefused(String rule) throws Exception {
         String prefix = "identity file refused, nothing written: " + key + ": " + rule + " (";
         Map<String, String> before = tree.snapshot();
-        assertThatThrownBy(() -> authority.start("fresh", NONE)).isInstanceOf(AuthorityException.Unavailable.class)
+        assertThatThrownBy(() -> authority.start(new RunId("fresh"), NONE)).isInstanceOf(AuthorityException.Unavailable.class)
                 .hasMessageStartingWith(prefix).hasMessageNotContaining(keyHex);
         assertThat(stateFile("fresh")).doesNotExist();
         assertThatThrownBy(() -> live.seal(suspended("live"), NONE)).isInstanceOf(AuthorityException.Unavailable.class)
                 .hasMessageStartingWith(prefix).hasMessageNotContaining(keyHex);
         assertThat(tree.snapshot()).as("nothing on disk changed").isEqualTo(before);
-        assertThat(authority.inspect("live").orElseThrow().phase()).isEqualTo(Phase.ACTIVE);
-        assertThat(authority.isFenced("live")).isFalse();
+        assertThat(authority.inspect(new RunId("live")).orElseThrow().phase()).isEqualTo(RunPhase.ACTIVE);
+        assertThat(authority.isFenced(new RunId("live"))).isFalse();
         assertThat(live.isUncertain()).isFalse();
     }
 
     private void assertTransitionsWork() throws Exception {
-        authority.start("fresh", NONE).close();
+        authority.start(new RunId("fresh"), NONE).close();
         assertThat(stateFile("fresh")).exists();
         live.seal(suspended("live"), NONE);
-        assertThat(authority.inspect("live").orElseThrow().phase()).isEqualTo(Phase.SUSPENDED);
+        assertThat(authority.inspect(new RunId("live")).orElseThrow().phase()).isEqualTo(RunPhase.SUSPENDED);
     }
 }

@@ -15,10 +15,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 import spice.authority.core.Cancellation;
-import spice.authority.core.Phase;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.core.RecordCodec;
 import spice.authority.core.RunAuthority;
 import spice.authority.os.OpenMode;
+import spice.authority.snapshot.RunId;
 
 /**
  * Temporary files left by interrupted writes (a crash between create and rename) are removed when
@@ -40,8 +41,8 @@ class TempSweepTest {
         try (TestTree tree = TestTree.create()) {
             Path leaf = tree.resolve("auth");
             try (RunAuthority a = open(leaf)) {
-                a.start("done", NONE).terminal(Phase.COMPLETED, NONE);
-                a.start("open", NONE).close();
+                a.start(new RunId("done"), NONE).terminal(RunPhase.COMPLETED, NONE);
+                a.start(new RunId("open"), NONE).close();
             }
             String done = RecordCodec.fileStem("done") + ".state";
             String fresh = RecordCodec.fileStem("never-started") + ".state";
@@ -89,8 +90,8 @@ class TempSweepTest {
                 for (String n : kept) {
                     assertThat(after).containsKey("auth/" + n);
                 }
-                assertThat(a.inspect("done").orElseThrow().phase()).isEqualTo(Phase.COMPLETED);
-                assertThat(a.inspect("open").orElseThrow().phase()).isEqualTo(Phase.ACTIVE);
+                assertThat(a.inspect(new RunId("done")).orElseThrow().phase()).isEqualTo(RunPhase.COMPLETED);
+                assertThat(a.inspect(new RunId("open")).orElseThrow().phase()).isEqualTo(RunPhase.ACTIVE);
                 assertThat(a.listRecords().records()).hasSize(2);
             }
             // Nothing was created either: no lock file for the run that never started.

@@ -16,12 +16,13 @@ import org.junit.jupiter.api.Test;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.Cancellation;
-import spice.authority.core.Phase;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.core.RecordCodec;
 import spice.authority.core.RunAuthority;
 import spice.authority.core.RunImport;
 import spice.authority.os.FileNames;
 import spice.authority.os.OpenMode;
+import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.payload.Snapshot;
 
@@ -102,20 +103,20 @@ class WriteOutcomeTest {
     private static List<Transition> transitions() {
         Snapshot suspended = TestSnapshots.suspended(RUN);
         Snapshot completed = TestSnapshots.completed(RUN);
-        Prepare active = a -> a.start(RUN, NONE);
+        Prepare active = a -> a.start(new RunId(RUN), NONE);
         Prepare suspendedRun = a -> {
-            ActiveRun r = a.start(RUN, NONE);
+            ActiveRun r = a.start(new RunId(RUN), NONE);
             r.seal(suspended, NONE);
             return r;
         };
         Prepare prepared = a -> {
-            ActiveRun r = a.start(RUN, NONE);
+            ActiveRun r = a.start(new RunId(RUN), NONE);
             Envelope e = r.seal(suspended, NONE).envelope();
             r.close();
             return a.prepareImport(e, NONE);
         };
         return List.of(
-                new Transition("start", "NONE", "ACTIVE@1", a -> null, (a, p) -> a.start(RUN, NONE)),
+                new Transition("start", "NONE", "ACTIVE@1", a -> null, (a, p) -> a.start(new RunId(RUN), NONE)),
                 new Transition("suspend", "ACTIVE@1", "SUSPENDED@1", active, (a, p) -> {
                     ((ActiveRun) p).seal(suspended, NONE);
                     return null;
@@ -125,7 +126,7 @@ class WriteOutcomeTest {
                     return null;
                 }),
                 new Transition("terminal", "SUSPENDED@1", "FAILED@1", suspendedRun, (a, p) -> {
-                    ((ActiveRun) p).terminal(Phase.FAILED, NONE);
+                    ((ActiveRun) p).terminal(RunPhase.FAILED, NONE);
                     return null;
                 }),
                 new Transition("resume", "SUSPENDED@1", "ACTIVE@2", suspendedRun, (a, p) -> {
@@ -142,16 +143,16 @@ class WriteOutcomeTest {
                     return imp;
                 }, (a, p) -> ((RunImport) p).activate(NONE)),
                 new Transition("abandon", "ACTIVE@1", "CANCELLED@1", a -> {
-                    a.start(RUN, NONE).close();
+                    a.start(new RunId(RUN), NONE).close();
                     return null;
                 }, (a, p) -> {
-                    a.abandon(RUN, NONE);
+                    a.abandon(new RunId(RUN), NONE);
                     return null;
                 }));
     }
 
     private static String durable(RunAuthority a) throws AuthorityException {
-        return a.inspect(RUN).map(r -> r.phase() + "@" + r.runGeneration()).orElse("NONE");
+        return a.inspect(new RunId(RUN)).map(r -> r.phase() + "@" + r.runGeneration()).orElse("NONE");
     }
 
     private static byte[] contentOrNull(Path p) throws IOException {
@@ -228,8 +229,8 @@ class WriteOutcomeTest {
             if (!answer.getMessage().contains(": " + f.errno())) {
                 failures.add(cell + ": the errno is not named: " + answer.getMessage());
             }
-            if (a.isFenced(RUN) == f.beforeRename()) {
-                failures.add(cell + ": fenced " + a.isFenced(RUN));
+            if (a.isFenced(new RunId(RUN)) == f.beforeRename()) {
+                failures.add(cell + ": fenced " + a.isFenced(new RunId(RUN)));
             }
             byte[] now = contentOrNull(state);
             if (Arrays.equals(before, now) == f.renamed()) {
@@ -254,7 +255,7 @@ class WriteOutcomeTest {
                 if (!durable(b).equals(expected)) {
                     failures.add(cell + ": reopened at " + durable(b) + ", want " + expected);
                 }
-                if (b.isFenced(RUN)) {
+                if (b.isFenced(new RunId(RUN))) {
                     failures.add(cell + ": fenced after reopening");
                 }
             }
@@ -279,9 +280,9 @@ class WriteOutcomeTest {
                     PosixSecureDirectory.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE, door), new SecureRandom())) {
                 door.fail(FaultySyscalls.Call.RENAME, "ENOSPC");
                 arm.accept(door);
-                assertThatThrownBy(() -> a.start(RUN, NONE)).isInstanceOfSatisfying(AuthorityException.Uncertain.class,
+                assertThatThrownBy(() -> a.start(new RunId(RUN), NONE)).isInstanceOfSatisfying(AuthorityException.Uncertain.class,
                         e -> assertThat(e.getMessage()).contains("renameat: ENOSPC"));
-                assertThat(a.isFenced(RUN)).isTrue();
+                assertThat(a.isFenced(new RunId(RUN))).isTrue();
                 assertThat(temporaries(leaf)).isEmpty();
             }
         }
@@ -333,11 +334,11 @@ class WriteOutcomeTest {
             try (RunAuthority a = RunAuthority.open(
                     PosixSecureDirectory.open(leaf.toString(), OpenMode.CREATE_OR_VALIDATE, door), new SecureRandom())) {
                 door.fail(FaultySyscalls.Call.FSYNC_DIR, "EIO");
-                assertThatThrownBy(() -> a.start(RUN, NONE)).isInstanceOfSatisfying(AuthorityException.Uncertain.class,
+                assertThatThrownBy(() -> a.start(new RunId(RUN), NONE)).isInstanceOfSatisfying(AuthorityException.Uncertain.class,
                         e -> assertThat(e.getMessage()).contains("fsync: EIO").contains("do not retry automatically"));
-                assertThat(a.isFenced(RUN)).isTrue();
+                assertThat(a.isFenced(new RunId(RUN))).isTrue();
                 assertThat(a.outstandingLeases()).isZero();
-                assertThatThrownBy(() -> a.start(RUN, NONE)).isInstanceOf(AuthorityException.Uncertain.class);
+                assertThatThrownBy(() -> a.start(new RunId(RUN), NONE)).isInstanceOf(AuthorityException.Uncertain.class);
                 // The record is in place (only its durability is unknown): a fresh authority finds it.
                 assertThat(durable(a)).isEqualTo("ACTIVE@1");
             }

@@ -1,6 +1,8 @@
 package spice.authority.core;
 
 import spice.authority.os.StableLock;
+import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.crypto.Claim;
 import spice.authority.snapshot.crypto.ClaimInput;
 import spice.authority.snapshot.envelope.Envelope;
@@ -20,15 +22,15 @@ import spice.authority.snapshot.payload.Snapshot;
  * {@link #close()} releases it, and its first call reports {@code uncertain}. Thread-safe.
  */
 public final class ActiveRun implements AutoCloseable {
-    private final RunAuthority store;
-    private final String runId;
+    private final Transitions store;
+    private final RunId runId;
     private StableLock lock;
     private long generation;
     private RunRecord.SnapshotBinding remembered;
     private boolean uncertain;
     private boolean closed;
 
-    ActiveRun(RunAuthority store, String runId, StableLock lock, long generation) {
+    ActiveRun(Transitions store, RunId runId, StableLock lock, long generation) {
         this.store = store;
         this.runId = runId;
         this.lock = lock;
@@ -36,7 +38,7 @@ public final class ActiveRun implements AutoCloseable {
     }
 
     public String runId() {
-        return runId;
+        return runId.value();
     }
 
     /** The current run (transition) generation. */
@@ -73,17 +75,17 @@ public final class ActiveRun implements AutoCloseable {
     private synchronized Sealed sign(Envelopes.Unsigned unsigned, Cancellation c) throws AuthorityException {
         ClaimInput input = unsigned.claimInput();
         requireLive();
-        if (!runId.equals(input.runId())) {
+        if (!runId.value().equals(input.runId())) {
             throw new AuthorityException.State("snapshot run ID differs from the owned run " + runId);
         }
         c.check("sign " + runId);
-        Phase phase = Phase.ofLifecycle(input.lifecycle());
-        if (phase == Phase.SUSPENDED && RunAuthority.generationExhausted(generation)) {
+        RunPhase phase = RunPhase.ofLifecycle(input.lifecycle());
+        if (phase == RunPhase.SUSPENDED && Transitions.generationExhausted(generation)) {
             throw new AuthorityException.State("run " + runId + ": run generation exhausted");
         }
         Claim claim = store.signWithSubkey(runId, generation, input);
         Envelope envelope = envelope(unsigned, claim); // before any write, so a failure wrote nothing
-        if (phase == Phase.SUSPENDED) {
+        if (phase == RunPhase.SUSPENDED) {
             RunRecord.SnapshotBinding binding = new RunRecord.SnapshotBinding(input.lastSequence(), input.lifecycle(),
                     input.sha256(), claim.hmac());
             if (remembered != null) {
@@ -94,7 +96,7 @@ public final class ActiveRun implements AutoCloseable {
                 }
                 throw new AuthorityException.State("run " + runId + " is already suspended with a different snapshot");
             }
-            write(store.newRecord(runId, generation, Phase.SUSPENDED, binding), c, "suspend");
+            write(store.newRecord(runId, generation, RunPhase.SUSPENDED, binding), c, "suspend");
             remembered = binding;
             return new Sealed(envelope, false);
         }
@@ -129,17 +131,17 @@ public final class ActiveRun implements AutoCloseable {
             throw new AuthorityException.State("run " + runId + " is not suspended; only a suspended run can resume");
         }
         c.check("resume " + runId);
-        if (RunAuthority.generationExhausted(generation)) {
+        if (Transitions.generationExhausted(generation)) {
             throw new AuthorityException.State("run " + runId + ": run generation exhausted");
         }
         long next = generation + 1;
-        write(store.newRecord(runId, next, Phase.ACTIVE, null), c, "resume");
+        write(store.newRecord(runId, next, RunPhase.ACTIVE, null), c, "resume");
         generation = next;
         remembered = null;
     }
 
     /** Writes a terminal tombstone without a snapshot, then releases the lock. */
-    public synchronized void terminal(Phase phase, Cancellation c) throws AuthorityException {
+    public synchronized void terminal(RunPhase phase, Cancellation c) throws AuthorityException {
         requireLive();
         if (!phase.isTerminal()) {
             throw new AuthorityException.State("terminal phase must be COMPLETED, FAILED or CANCELLED");

@@ -3,6 +3,7 @@ package spice.authority.core;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HexFormat;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.crypto.HmacSha256;
 import spice.authority.snapshot.crypto.LengthPrefixed;
 import spice.authority.snapshot.json.GoFieldNames;
@@ -151,12 +152,9 @@ public final class RecordCodec {
             if (version != RunRecord.VERSION) {
                 throw Unverifiable.INSTANCE;
             }
-            Phase p = Phase.fromWire(phase);
-            if (p == null) {
-                throw Unverifiable.INSTANCE;
-            }
+            RunPhase p = RunPhase.parse(phase).orElseThrow(() -> Unverifiable.INSTANCE);
             RunRecord.SnapshotBinding binding = null;
-            if (p == Phase.SUSPENDED) {
+            if (p == RunPhase.SUSPENDED) {
                 if (snapshot == null || !RunRecord.SnapshotBinding.FORMAT.equals(snapshot.format)) {
                     throw Unverifiable.INSTANCE;
                 }

@@ -1,6 +1,8 @@
 package spice.authority.core;
 
 import spice.authority.os.StableLock;
+import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.crypto.AuthorityKey;
 import spice.authority.snapshot.crypto.Claim;
 import spice.authority.snapshot.crypto.ClaimInput;
@@ -17,8 +19,8 @@ import spice.authority.snapshot.crypto.VerificationException;
  * terminally uncertain; the lock stays held until abort or close. Thread-safe.
  */
 public final class RunImport implements AutoCloseable {
-    private final RunAuthority store;
-    private final String runId;
+    private final Transitions store;
+    private final RunId runId;
     private StableLock lock;
     private final long sourceGeneration;
     private final Claim preparedClaim;
@@ -29,7 +31,7 @@ public final class RunImport implements AutoCloseable {
     /** Activated: the lock and lease moved to the returned run; an abort is refused. */
     private boolean activated;
 
-    RunImport(RunAuthority store, String runId, StableLock lock, long sourceGeneration, Claim claim,
+    RunImport(Transitions store, RunId runId, StableLock lock, long sourceGeneration, Claim claim,
               AuthorityKey verifier) {
         this.store = store;
         this.runId = runId;
@@ -40,7 +42,7 @@ public final class RunImport implements AutoCloseable {
     }
 
     public String runId() {
-        return runId;
+        return runId.value();
     }
 
     /** The run generation of the SUSPENDED record being imported; consume writes the next one. */
@@ -66,7 +68,7 @@ public final class RunImport implements AutoCloseable {
     /** Re-runs keyed verification against exactly the prepared claim. */
     public synchronized void verifySnapshot(ClaimInput input, Claim claim) throws AuthorityException {
         requireCertain();
-        if (closed || consumed || input == null || claim == null || !runId.equals(input.runId()) || !preparedClaim.sameAs(claim)) {
+        if (closed || consumed || input == null || claim == null || !runId.value().equals(input.runId()) || !preparedClaim.sameAs(claim)) {
             throw new AuthorityException.Verification();
         }
         try {
@@ -83,11 +85,11 @@ public final class RunImport implements AutoCloseable {
             throw new AuthorityException.State("import of run " + runId + " is " + (closed ? "closed" : "already consumed"));
         }
         c.check("consume " + runId);
-        if (RunAuthority.generationExhausted(sourceGeneration)) {
+        if (Transitions.generationExhausted(sourceGeneration)) {
             throw new AuthorityException.State("run " + runId + ": run generation exhausted");
         }
         try {
-            store.writeTransition(runId, store.newRecord(runId, sourceGeneration + 1, Phase.IMPORTING, null), c, "consume");
+            store.writeTransition(runId, store.newRecord(runId, sourceGeneration + 1, RunPhase.IMPORTING, null), c, "consume");
         } catch (AuthorityException.Uncertain e) {
             consumed = true;
             uncertain = true;
@@ -105,7 +107,7 @@ public final class RunImport implements AutoCloseable {
         c.check("activate " + runId);
         long g = sourceGeneration + 1;
         try {
-            store.writeTransition(runId, store.newRecord(runId, g, Phase.ACTIVE, null), c, "activate");
+            store.writeTransition(runId, store.newRecord(runId, g, RunPhase.ACTIVE, null), c, "activate");
         } catch (AuthorityException.Uncertain e) {
             uncertain = true; // the lock stays with this import until abort or close
             throw e;

@@ -3,6 +3,7 @@ package spice.authority.core;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Objects;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.json.GoText;
 
 /**
@@ -14,7 +15,7 @@ import spice.authority.snapshot.json.GoText;
  * characters ({@link #validRunId}), a snapshot binding present exactly when the phase is
  * SUSPENDED. Immutable. {@link #toString()} shows no MACs.
  */
-public record RunRecord(String scopeIdHex, long keyGeneration, String runId, long runGeneration, Phase phase,
+public record RunRecord(String scopeIdHex, long keyGeneration, String runId, long runGeneration, RunPhase phase,
                         SnapshotBinding snapshot) {
 
     /** The record version written and accepted. */
@@ -32,7 +33,7 @@ public record RunRecord(String scopeIdHex, long keyGeneration, String runId, lon
             throw new IllegalArgumentException("run ID must be valid Unicode text, a token of at most 128 bytes, "
                     + "without control characters");
         }
-        if ((phase == Phase.SUSPENDED) != (snapshot != null)) {
+        if ((phase == RunPhase.SUSPENDED) != (snapshot != null)) {
             throw new IllegalArgumentException("a snapshot binding is present exactly for SUSPENDED");
         }
     }
@@ -53,7 +54,7 @@ public record RunRecord(String scopeIdHex, long keyGeneration, String runId, lon
     }
 
     /** The same record at another phase and generation, without a snapshot binding. */
-    RunRecord with(Phase newPhase, long newGeneration) {
+    RunRecord with(RunPhase newPhase, long newGeneration) {
         return new RunRecord(scopeIdHex, keyGeneration, runId, newGeneration, newPhase, null);
     }
 

@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.payload.Snapshot;
 
@@ -36,12 +38,12 @@ class AuthorityFailureTest {
                     }
 
                     public void transition(RunAuthority a, Object p) throws Exception {
-                        a.start(RUN, NONE);
+                        a.start(new RunId(RUN), NONE);
                     }
                 }),
                 new Transition("suspend", "ACTIVE@1", "SUSPENDED@1", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
-                        return a.start(RUN, NONE);
+                        return a.start(new RunId(RUN), NONE);
                     }
 
                     public void transition(RunAuthority a, Object p) throws Exception {
@@ -50,7 +52,7 @@ class AuthorityFailureTest {
                 }),
                 new Transition("resume", "SUSPENDED@1", "ACTIVE@2", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
-                        ActiveRun r = a.start(RUN, NONE);
+                        ActiveRun r = a.start(new RunId(RUN), NONE);
                         r.seal(s1, NONE);
                         return r;
                     }
@@ -61,7 +63,7 @@ class AuthorityFailureTest {
                 }),
                 new Transition("sign terminal", "ACTIVE@1", "COMPLETED@1", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
-                        return a.start(RUN, NONE);
+                        return a.start(new RunId(RUN), NONE);
                     }
 
                     public void transition(RunAuthority a, Object p) throws Exception {
@@ -70,18 +72,18 @@ class AuthorityFailureTest {
                 }),
                 new Transition("terminal", "SUSPENDED@1", "FAILED@1", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
-                        ActiveRun r = a.start(RUN, NONE);
+                        ActiveRun r = a.start(new RunId(RUN), NONE);
                         r.seal(s1, NONE);
                         return r;
                     }
 
                     public void transition(RunAuthority a, Object p) throws Exception {
-                        ((ActiveRun) p).terminal(Phase.FAILED, NONE);
+                        ((ActiveRun) p).terminal(RunPhase.FAILED, NONE);
                     }
                 }),
                 new Transition("consume", "SUSPENDED@1", "IMPORTING@2", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
-                        ActiveRun r = a.start(RUN, NONE);
+                        ActiveRun r = a.start(new RunId(RUN), NONE);
                         Envelope e = r.seal(s1, NONE).envelope();
                         r.close();
                         return a.prepareImport(e, NONE);
@@ -93,7 +95,7 @@ class AuthorityFailureTest {
                 }),
                 new Transition("activate", "IMPORTING@2", "ACTIVE@2", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
-                        ActiveRun r = a.start(RUN, NONE);
+                        ActiveRun r = a.start(new RunId(RUN), NONE);
                         Envelope e = r.seal(s1, NONE).envelope();
                         r.close();
                         RunImport imp = a.prepareImport(e, NONE);
@@ -107,18 +109,18 @@ class AuthorityFailureTest {
                 }),
                 new Transition("abandon", "ACTIVE@1", "CANCELLED@1", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
-                        a.start(RUN, NONE).close();
+                        a.start(new RunId(RUN), NONE).close();
                         return null;
                     }
 
                     public void transition(RunAuthority a, Object p) throws Exception {
-                        a.abandon(RUN, NONE);
+                        a.abandon(new RunId(RUN), NONE);
                     }
                 }));
     }
 
     private static String durable(RunAuthority a) throws AuthorityException {
-        return a.inspect(RUN).map(r -> r.phase() + "@" + r.runGeneration()).orElse("NONE");
+        return a.inspect(new RunId(RUN)).map(r -> r.phase() + "@" + r.runGeneration()).orElse("NONE");
     }
 
     /** Whether a fault at {@code step} comes before the rename is called (the SPI says so). */
@@ -161,8 +163,8 @@ class AuthorityFailureTest {
                     if (!reported.equals(want)) {
                         failures.add(cell + ": reported " + reported + ", want " + want);
                     }
-                    if (a.isFenced(RUN) == clean) {
-                        failures.add(cell + ": fenced " + a.isFenced(RUN) + ", want " + !clean);
+                    if (a.isFenced(new RunId(RUN)) == clean) {
+                        failures.add(cell + ": fenced " + a.isFenced(new RunId(RUN)) + ", want " + !clean);
                     }
                     if (clean && !durable(a).equals(t.before())) {
                         failures.add(cell + ": nothing written, yet the record is " + durable(a));
@@ -202,15 +204,15 @@ class AuthorityFailureTest {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
         dir.failAt(MemoryDirectory.Step.AFTER_WRITE_BEFORE_FSYNC, 0, false);
-        assertThatThrownBy(() -> a.start(RUN, NONE)).isInstanceOfSatisfying(AuthorityException.Unavailable.class, e -> {
+        assertThatThrownBy(() -> a.start(new RunId(RUN), NONE)).isInstanceOfSatisfying(AuthorityException.Unavailable.class, e -> {
             assertThat(e.retryable()).isTrue();
             assertThat(e.getMessage()).startsWith("start " + RUN + ": nothing written: injected fault AFTER_WRITE_BEFORE_FSYNC (")
                     .contains(": IO)");
         });
-        assertThat(a.isFenced(RUN)).isFalse();
+        assertThat(a.isFenced(new RunId(RUN))).isFalse();
         assertThat(a.outstandingLeases()).isZero();
         assertThat(durable(a)).isEqualTo("NONE");
-        a.start(RUN, NONE).close();
+        a.start(new RunId(RUN), NONE).close();
         assertThat(durable(a)).isEqualTo("ACTIVE@1");
     }
 
@@ -218,12 +220,12 @@ class AuthorityFailureTest {
     void refusedDestination_isUnavailableAndNotFenced_untilRestored() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun r = a.start(RUN, NONE);
+        ActiveRun r = a.start(new RunId(RUN), NONE);
         String stateFile = RecordCodec.fileStem(RUN) + ".state";
         dir.chmod(stateFile, 0644);
         assertThatThrownBy(() -> r.seal(Fixtures.suspended(RUN, 7), NONE)).isInstanceOf(AuthorityException.Unavailable.class)
                 .hasMessageContaining("nothing written").hasMessageContaining("MODE");
-        assertThat(a.isFenced(RUN)).isFalse();
+        assertThat(a.isFenced(new RunId(RUN))).isFalse();
         assertThat(r.isUncertain()).isFalse();
         dir.chmod(stateFile, 0600);
         r.seal(Fixtures.suspended(RUN, 7), NONE);
@@ -235,15 +237,15 @@ class AuthorityFailureTest {
     void fencedRun_everyLaterOperationIsUncertain_untilRestart() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun r = a.start(RUN, NONE);
+        ActiveRun r = a.start(new RunId(RUN), NONE);
         Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
         dir.failAt(MemoryDirectory.Step.RENAME_FAILS, 0, false);
         assertThatThrownBy(() -> r.resume(NONE)).isInstanceOf(AuthorityException.Uncertain.class);
         assertThatThrownBy(() -> r.resume(NONE)).isInstanceOf(AuthorityException.Uncertain.class);
-        assertThatThrownBy(() -> r.terminal(Phase.FAILED, NONE)).isInstanceOf(AuthorityException.Uncertain.class);
+        assertThatThrownBy(() -> r.terminal(RunPhase.FAILED, NONE)).isInstanceOf(AuthorityException.Uncertain.class);
         assertThatThrownBy(r::close).isInstanceOf(AuthorityException.Uncertain.class);
         r.close(); // later closes report nothing
-        assertThatThrownBy(() -> a.start(RUN, NONE)).isInstanceOf(AuthorityException.Uncertain.class);
+        assertThatThrownBy(() -> a.start(new RunId(RUN), NONE)).isInstanceOf(AuthorityException.Uncertain.class);
         assertThatThrownBy(() -> a.prepareImport(e, NONE)).isInstanceOf(AuthorityException.Uncertain.class);
         // The failed resume did not land: after a restart the durable record decides, and the
         // snapshot is importable again.
@@ -256,7 +258,7 @@ class AuthorityFailureTest {
     void cancellationAtTheFinalPreWriteCheck_isRetryableAndWritesNothing() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun r = a.start(RUN, NONE);
+        ActiveRun r = a.start(new RunId(RUN), NONE);
         Cancellation c = Cancellation.create();
         dir.onRevalidate(c::cancel); // cancels between the entry check and the final check
         int writes = dir.writeCount();
@@ -269,7 +271,7 @@ class AuthorityFailureTest {
         assertThat(e).isInstanceOf(AuthorityException.Cancelled.class);
         assertThat(e.retryable()).isTrue();
         assertThat(dir.writeCount()).isEqualTo(writes);
-        assertThat(a.isFenced(RUN)).isFalse();
+        assertThat(a.isFenced(new RunId(RUN))).isFalse();
         assertThat(durable(a)).isEqualTo("ACTIVE@1");
         dir.onRevalidate(null);
         r.seal(Fixtures.suspended(RUN, 7), NONE); // the retry succeeds
@@ -284,17 +286,17 @@ class AuthorityFailureTest {
     void directoryRefusedOnRevalidation_refusesTransitionWritesNothing_andRecoversWhenRestored() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun r = a.start(RUN, NONE);
+        ActiveRun r = a.start(new RunId(RUN), NONE);
         Map<String, byte[]> before = dir.snapshotFiles();
         dir.refuseRevalidation("moved away");
         assertThatThrownBy(() -> r.seal(Fixtures.suspended(RUN, 7), NONE)).isInstanceOf(AuthorityException.Unavailable.class)
                 .hasMessageContaining("IDENTITY").hasMessageContaining("nothing written");
-        assertThatThrownBy(() -> a.start("another-run", NONE)).isInstanceOf(AuthorityException.Unavailable.class);
+        assertThatThrownBy(() -> a.start(new RunId("another-run"), NONE)).isInstanceOf(AuthorityException.Unavailable.class);
         assertThat(dir.snapshotFiles().keySet()).isEqualTo(before.keySet());
         for (String k : before.keySet()) {
             assertThat(dir.visibleFile(k)).isEqualTo(before.get(k));
         }
-        assertThat(a.isFenced(RUN)).isFalse();
+        assertThat(a.isFenced(new RunId(RUN))).isFalse();
         dir.refuseRevalidation(null);
         r.seal(Fixtures.suspended(RUN, 7), NONE);
         assertThat(durable(a)).isEqualTo("SUSPENDED@1");
@@ -305,11 +307,11 @@ class AuthorityFailureTest {
     void close_withOutstandingLease_reportsBusyThenLastLeaseCompletesShutdownAndZeroesKey() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun r = a.start(RUN, NONE);
+        ActiveRun r = a.start(new RunId(RUN), NONE);
         assertThatThrownBy(() -> a.close(Duration.ofMillis(50))).isInstanceOf(AuthorityException.Busy.class)
                 .hasMessageContaining("1 run or import lease");
         assertThat(a.state()).isEqualTo("closing");
-        assertThatThrownBy(() -> a.start("other", NONE)).isInstanceOf(AuthorityException.Closed.class);
+        assertThatThrownBy(() -> a.start(new RunId("other"), NONE)).isInstanceOf(AuthorityException.Closed.class);
         // Work on the outstanding lease may finish.
         r.seal(Fixtures.snapshot(RUN, "completed", 9), NONE);
         assertThat(a.state()).isEqualTo("closed");
@@ -331,16 +333,16 @@ class AuthorityFailureTest {
     void close_thenEveryOperationIsClosedAndKeyBytesAreZero() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun r = a.start(RUN, NONE);
+        ActiveRun r = a.start(new RunId(RUN), NONE);
         Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
         r.close();
         a.close(Duration.ofSeconds(1));
         assertThat(a.masterKeyZeroed()).isTrue();
         assertThat(a.toString()).doesNotContain("key=0").contains("closed");
-        assertThatThrownBy(() -> a.start("x", NONE)).isInstanceOf(AuthorityException.Closed.class);
+        assertThatThrownBy(() -> a.start(new RunId("x"), NONE)).isInstanceOf(AuthorityException.Closed.class);
         assertThatThrownBy(() -> a.prepareImport(e, NONE)).isInstanceOf(AuthorityException.Closed.class);
-        assertThatThrownBy(() -> a.abandon(RUN, NONE)).isInstanceOf(AuthorityException.Closed.class);
-        assertThatThrownBy(() -> a.inspect(RUN)).isInstanceOf(AuthorityException.Closed.class);
+        assertThatThrownBy(() -> a.abandon(new RunId(RUN), NONE)).isInstanceOf(AuthorityException.Closed.class);
+        assertThatThrownBy(() -> a.inspect(new RunId(RUN))).isInstanceOf(AuthorityException.Closed.class);
         assertThatThrownBy(() -> r.resume(NONE)).isInstanceOf(AuthorityException.Closed.class);
     }
 
@@ -348,13 +350,13 @@ class AuthorityFailureTest {
     void verificationFailures_allShareOneMessage() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun r = a.start(RUN, NONE);
+        ActiveRun r = a.start(new RunId(RUN), NONE);
         Envelope good = r.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
         r.close();
         // A second authority (another scope) and tampered records all fail identically.
         MemoryDirectory other = new MemoryDirectory();
         RunAuthority b = Fixtures.open(other);
-        ActiveRun r2 = b.start(RUN, NONE);
+        ActiveRun r2 = b.start(new RunId(RUN), NONE);
         Envelope foreign = r2.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
         r2.close();
         Set<String> messages = new java.util.HashSet<>();
@@ -390,14 +392,14 @@ class AuthorityFailureTest {
     void errorThrownAfterTheRename_isUncertainAndFenced_neverACleanAbort() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun r = a.start(RUN, NONE);
+        ActiveRun r = a.start(new RunId(RUN), NONE);
         Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
         r.close();
         RunImport imp = a.prepareImport(e, NONE);
         dir.errorAfterRename(0);
         assertThatThrownBy(() -> imp.consume(NONE)).isInstanceOf(AuthorityException.Uncertain.class)
                 .hasMessageContaining("StackOverflowError");
-        assertThat(a.isFenced(RUN)).isTrue();
+        assertThat(a.isFenced(new RunId(RUN))).isTrue();
         assertThat(durable(a)).isEqualTo("IMPORTING@2");
         assertThatThrownBy(imp::abort).isInstanceOf(AuthorityException.Uncertain.class);
     }
@@ -406,7 +408,7 @@ class AuthorityFailureTest {
     void runFencedWhileAnImporterWaitsForTheLock_importIsUncertain() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun owner = a.start(RUN, NONE);
+        ActiveRun owner = a.start(new RunId(RUN), NONE);
         Envelope e = owner.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
         boolean[] once = {false};
         // Between the importer's first fence check and its lock, the owner's tombstone write fails
@@ -416,7 +418,7 @@ class AuthorityFailureTest {
                 once[0] = true;
                 dir.failAt(MemoryDirectory.Step.RENAME_FAILS, 0, false);
                 try {
-                    owner.terminal(Phase.CANCELLED, NONE);
+                    owner.terminal(RunPhase.CANCELLED, NONE);
                 } catch (AuthorityException expected) {
                     // uncertain
                 }

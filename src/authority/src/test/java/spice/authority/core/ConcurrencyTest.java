@@ -12,6 +12,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.envelope.Envelope;
 
 /** 16 threads on distinct runs and 16 on the same run: no lost update, no deadlock. */
@@ -29,7 +31,7 @@ class ConcurrencyTest {
             futures.add(pool.submit(() -> {
                 for (int i = 0; i < 20; i++) {
                     String id = run + "-" + i;
-                    ActiveRun r = a.start(id, NONE);
+                    ActiveRun r = a.start(new RunId(id), NONE);
                     r.seal(Fixtures.suspended(id, 7), NONE);
                     r.resume(NONE);
                     r.seal(Fixtures.snapshot(id, "completed", 9), NONE);
@@ -43,8 +45,8 @@ class ConcurrencyTest {
         pool.shutdown();
         for (int t = 0; t < 16; t++) {
             for (int i = 0; i < 20; i++) {
-                RunRecord rec = a.inspect("run-" + t + "-" + i).orElseThrow();
-                assertThat(rec.phase()).isEqualTo(Phase.COMPLETED);
+                RunRecord rec = a.inspect(new RunId("run-" + t + "-" + i)).orElseThrow();
+                assertThat(rec.phase()).isEqualTo(RunPhase.COMPLETED);
                 assertThat(rec.runGeneration()).isEqualTo(2);
             }
         }
@@ -61,7 +63,7 @@ class ConcurrencyTest {
         ConcurrentLinkedQueue<String> losers = new ConcurrentLinkedQueue<>();
         race(16, () -> {
             try {
-                winners.add(a.start(run, NONE));
+                winners.add(a.start(new RunId(run), NONE));
             } catch (AuthorityException e) {
                 losers.add(e.code());
             }
@@ -75,7 +77,7 @@ class ConcurrencyTest {
         for (int round = 0; round < 20; round++) {
             MemoryDirectory d = new MemoryDirectory();
             RunAuthority b = Fixtures.open(d);
-            ActiveRun o = b.start(run, NONE);
+            ActiveRun o = b.start(new RunId(run), NONE);
             Envelope e = o.seal(Fixtures.suspended(run, 7), NONE).envelope();
             o.close();
             AtomicInteger activated = new AtomicInteger();
@@ -93,7 +95,7 @@ class ConcurrencyTest {
             });
             assertThat(activated.get()).as("round " + round).isEqualTo(1);
             assertThat(outcomes).allMatch(c -> c.equals("busy") || c.equals("verification_failed"));
-            assertThat(b.inspect(run).orElseThrow().phase()).isEqualTo(Phase.ACTIVE);
+            assertThat(b.inspect(new RunId(run)).orElseThrow().phase()).isEqualTo(RunPhase.ACTIVE);
             assertThat(b.outstandingLeases()).isZero();
         }
         assertThat(env).isNotNull();

@@ -9,6 +9,8 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.envelope.Envelope;
 
 /**
@@ -57,12 +59,12 @@ class IdentityFileRecheckTest {
                     }
 
                     public void run(RunAuthority a, Object p) throws Exception {
-                        a.start(RUN, NONE).close();
+                        a.start(new RunId(RUN), NONE).close();
                     }
                 }),
                 new Transition("suspend", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
-                        return a.start(RUN, NONE);
+                        return a.start(new RunId(RUN), NONE);
                     }
 
                     public void run(RunAuthority a, Object p) throws Exception {
@@ -71,7 +73,7 @@ class IdentityFileRecheckTest {
                 }),
                 new Transition("sign terminal", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
-                        return a.start(RUN, NONE);
+                        return a.start(new RunId(RUN), NONE);
                     }
 
                     public void run(RunAuthority a, Object p) throws Exception {
@@ -80,16 +82,16 @@ class IdentityFileRecheckTest {
                 }),
                 new Transition("terminal", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
-                        return a.start(RUN, NONE);
+                        return a.start(new RunId(RUN), NONE);
                     }
 
                     public void run(RunAuthority a, Object p) throws Exception {
-                        ((ActiveRun) p).terminal(Phase.FAILED, NONE);
+                        ((ActiveRun) p).terminal(RunPhase.FAILED, NONE);
                     }
                 }),
                 new Transition("resume", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
-                        ActiveRun r = a.start(RUN, NONE);
+                        ActiveRun r = a.start(new RunId(RUN), NONE);
                         r.seal(Fixtures.suspended(RUN, 7), NONE);
                         return r;
                     }
@@ -100,7 +102,7 @@ class IdentityFileRecheckTest {
                 }),
                 new Transition("prepare import", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
-                        ActiveRun r = a.start(RUN, NONE);
+                        ActiveRun r = a.start(new RunId(RUN), NONE);
                         Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
                         r.close();
                         return e;
@@ -112,7 +114,7 @@ class IdentityFileRecheckTest {
                 }),
                 new Transition("consume", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
-                        ActiveRun r = a.start(RUN, NONE);
+                        ActiveRun r = a.start(new RunId(RUN), NONE);
                         Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
                         r.close();
                         return a.prepareImport(e, NONE);
@@ -124,7 +126,7 @@ class IdentityFileRecheckTest {
                 }),
                 new Transition("activate", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
-                        ActiveRun r = a.start(RUN, NONE);
+                        ActiveRun r = a.start(new RunId(RUN), NONE);
                         Envelope e = r.seal(Fixtures.suspended(RUN, 7), NONE).envelope();
                         r.close();
                         RunImport imp = a.prepareImport(e, NONE);
@@ -138,12 +140,12 @@ class IdentityFileRecheckTest {
                 }),
                 new Transition("abandon", new Step() {
                     public Object prepare(RunAuthority a) throws Exception {
-                        a.start(RUN, NONE).close();
+                        a.start(new RunId(RUN), NONE).close();
                         return null;
                     }
 
                     public void run(RunAuthority a, Object p) throws Exception {
-                        a.abandon(RUN, NONE);
+                        a.abandon(new RunId(RUN), NONE);
                     }
                 }));
     }
@@ -186,7 +188,7 @@ class IdentityFileRecheckTest {
                 if (dir.writeCount() != writes || !sameFiles(before, dir.snapshotFiles())) {
                     failures.add(cell + ": something was written");
                 }
-                if (a.isFenced(RUN)) {
+                if (a.isFenced(new RunId(RUN))) {
                     failures.add(cell + ": run fenced");
                 }
 
@@ -213,14 +215,14 @@ class IdentityFileRecheckTest {
         byte[] content = dir.visibleFile(KEY);
         dir.replaceKeepingContent(KEY);
         assertThat(dir.visibleFile(KEY)).isEqualTo(content);
-        assertThatThrownBy(() -> a.start(RUN, NONE)).isInstanceOf(AuthorityException.Unavailable.class)
+        assertThatThrownBy(() -> a.start(new RunId(RUN), NONE)).isInstanceOf(AuthorityException.Unavailable.class)
                 .hasMessage(PREFIX + "IDENTITY (is file 1:" + dir.statusOf(KEY).inode() + ", not 1:" + original.inode()
                         + " that the authority key was read from)");
-        assertThat(a.inspect(RUN)).isEmpty();
+        assertThat(a.inspect(new RunId(RUN))).isEmpty();
         // A fresh authority trusts the file it reads now; this one keeps refusing.
         RunAuthority b = Fixtures.open(dir);
-        b.start(RUN, NONE).close();
-        assertThatThrownBy(() -> a.abandon(RUN, NONE)).isInstanceOf(AuthorityException.Unavailable.class)
+        b.start(new RunId(RUN), NONE).close();
+        assertThatThrownBy(() -> a.abandon(new RunId(RUN), NONE)).isInstanceOf(AuthorityException.Unavailable.class)
                 .hasMessageStartingWith(PREFIX + "IDENTITY (");
         b.close();
         a.close();
@@ -244,9 +246,9 @@ class IdentityFileRecheckTest {
     void inspect_isNotATransition_readsWhileTheIdentityFileIsRefused() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        a.start(RUN, NONE).close();
+        a.start(new RunId(RUN), NONE).close();
         dir.chmod(KEY, 0644);
-        assertThat(a.inspect(RUN)).map(RunRecord::phase).contains(Phase.ACTIVE);
+        assertThat(a.inspect(new RunId(RUN))).map(RunRecord::phase).contains(RunPhase.ACTIVE);
         a.close();
     }
 

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.DirectoryRefusedException.Category;
 import spice.authority.os.ForwardingSecureDirectory;
+import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.envelope.Envelope;
 
 /**
@@ -39,7 +40,7 @@ class ImportReadFailureTest {
         // rule like the others: verification_failed, as the reference answers, never "try again".
         boolean[] fail = {false};
         RunAuthority a = RunAuthority.open(failingRecordReads("run-id", Category.IDENTITY, fail), Fixtures.random());
-        ActiveRun owner = a.start("run-id", NONE);
+        ActiveRun owner = a.start(new RunId("run-id"), NONE);
         Envelope env = owner.seal(Fixtures.suspended("run-id", 7), NONE).envelope();
         owner.close();
         fail[0] = true;
@@ -51,13 +52,13 @@ class ImportReadFailureTest {
         boolean[] fail = {false};
         ForwardingSecureDirectory dir = failingRecordReads("run-eio", Category.IO, fail);
         RunAuthority a = RunAuthority.open(dir, Fixtures.random());
-        ActiveRun owner = a.start("run-eio", NONE);
+        ActiveRun owner = a.start(new RunId("run-eio"), NONE);
         Envelope env = owner.seal(Fixtures.suspended("run-eio", 7), NONE).envelope();
         owner.close();
 
         // The same read failure elsewhere is unavailable (retryable):
         fail[0] = true;
-        assertThatThrownBy(() -> a.abandon("run-eio", NONE)).isInstanceOf(AuthorityException.Unavailable.class);
+        assertThatThrownBy(() -> a.abandon(new RunId("run-eio"), NONE)).isInstanceOf(AuthorityException.Unavailable.class);
         // ... but at import it is reported as an authenticity failure.
         assertThatThrownBy(() -> a.prepareImport(env, NONE))
                 .as("a read that failed with EIO proves nothing about the envelope: unavailable, retry")

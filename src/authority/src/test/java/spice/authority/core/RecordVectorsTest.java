@@ -10,7 +10,9 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.SpecFiles;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.crypto.HmacSha256;
 import spice.authority.snapshot.crypto.SecretAccess;
 import spice.authority.snapshot.crypto.SecretKeyBytes;
@@ -35,7 +37,7 @@ class RecordVectorsTest {
                     hex(s.get("payload_sha256").asText()), hex(s.get("authority_hmac_sha256").asText()));
         }
         return new RunRecord(r.get("scope_id").asText(), r.get("authority_key_generation").asLong(), r.get("run_id").asText(),
-                r.get("run_generation").asLong(), Phase.valueOf(r.get("phase").asText()), b);
+                r.get("run_generation").asLong(), RunPhase.valueOf(r.get("phase").asText()), b);
     }
 
     @Test
@@ -168,7 +170,7 @@ class RecordVectorsTest {
             imp.consume(Cancellation.none());
             ActiveRun active = imp.activate(Cancellation.none());
             assertThat(active.runGeneration()).isEqualTo(2);
-            assertThat(authority.inspect("run-1").orElseThrow().phase()).isEqualTo(Phase.ACTIVE);
+            assertThat(authority.inspect(new RunId("run-1")).orElseThrow().phase()).isEqualTo(RunPhase.ACTIVE);
             active.close();
         }
     }

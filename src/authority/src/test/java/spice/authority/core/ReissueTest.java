@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.crypto.HmacSha256;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.payload.Snapshot;
@@ -32,7 +34,7 @@ class ReissueTest {
     void reissue_ownerAlive_identicalSnapshot_byteIdenticalEnvelope_nothingWrittenNothingTaken() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun owner = a.start(RUN, NONE);
+        ActiveRun owner = a.start(new RunId(RUN), NONE);
         Envelope first = owner.seal(S7, NONE).envelope();
         Map<String, byte[]> before = dir.snapshotFiles();
         int writes = dir.writeCount();
@@ -48,7 +50,7 @@ class ReissueTest {
         assertThat(dir.isLocked(lockName())).isTrue();
         assertThatThrownBy(() -> a.prepareImport(again, NONE)).isInstanceOf(AuthorityException.Busy.class);
         owner.resume(NONE);
-        assertThat(a.inspect(RUN)).map(r -> r.phase() + "@" + r.runGeneration()).contains("ACTIVE@2");
+        assertThat(a.inspect(new RunId(RUN))).map(r -> r.phase() + "@" + r.runGeneration()).contains("ACTIVE@2");
         owner.close();
         a.close();
     }
@@ -57,7 +59,7 @@ class ReissueTest {
     void reissue_ownerGone_envelopeImports_andTakesNoLockOfItsOwn() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun owner = a.start(RUN, NONE);
+        ActiveRun owner = a.start(new RunId(RUN), NONE);
         Envelope first = owner.seal(S7, NONE).envelope();
         owner.close(); // the owner died: SUSPENDED, lock free
         Map<String, byte[]> before = dir.snapshotFiles();
@@ -76,7 +78,7 @@ class ReissueTest {
         } catch (AuthorityException.Uncertain e) {
             throw new AssertionError("activated imports close cleanly", e);
         }
-        assertThat(a.inspect(RUN)).map(RunRecord::phase).contains(Phase.ACTIVE);
+        assertThat(a.inspect(new RunId(RUN))).map(RunRecord::phase).contains(RunPhase.ACTIVE);
         a.close();
     }
 
@@ -84,7 +86,7 @@ class ReissueTest {
     void reissue_differentSnapshot_stateConflict_nothingWritten() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun owner = a.start(RUN, NONE);
+        ActiveRun owner = a.start(new RunId(RUN), NONE);
         owner.seal(S7, NONE);
         owner.close();
         Map<String, byte[]> before = dir.snapshotFiles();
@@ -112,7 +114,7 @@ class ReissueTest {
         assertThatThrownBy(() -> a.reissue(S7)).isInstanceOf(AuthorityException.State.class).hasMessageContaining("has no record");
         assertSameFiles(dir, empty);
 
-        ActiveRun owner = a.start(RUN, NONE); // ACTIVE
+        ActiveRun owner = a.start(new RunId(RUN), NONE); // ACTIVE
         Map<String, byte[]> active = dir.snapshotFiles();
         assertThatThrownBy(() -> a.reissue(S7)).isInstanceOf(AuthorityException.State.class).hasMessageContaining("is ACTIVE");
         Snapshot done = Fixtures.snapshot(RUN, "completed", 7);
@@ -133,21 +135,21 @@ class ReissueTest {
     void reissue_recordBindsAnHmacThisAuthorityDidNotCompute_verificationFailed_noEnvelope() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun owner = a.start(RUN, NONE);
+        ActiveRun owner = a.start(new RunId(RUN), NONE);
         owner.seal(S7, NONE);
         owner.close();
         // A record with a valid record MAC whose binding names the right payload but a claim HMAC
         // that the run subkey does not give (e.g. written for another generation).
-        RunRecord real = a.inspect(RUN).orElseThrow();
+        RunRecord real = a.inspect(new RunId(RUN)).orElseThrow();
         byte[] wrongMac = real.snapshot().authorityHmac();
         wrongMac[0] ^= 1;
-        RunRecord forged = new RunRecord(real.scopeIdHex(), real.keyGeneration(), RUN, real.runGeneration(), Phase.SUSPENDED,
+        RunRecord forged = new RunRecord(real.scopeIdHex(), real.keyGeneration(), RUN, real.runGeneration(), RunPhase.SUSPENDED,
                 new RunRecord.SnapshotBinding(7, 1, real.snapshot().payloadSha256(), wrongMac));
         try (AuthorityIdentity id = AuthorityIdentity.parse(dir.visibleFile(AuthorityIdentity.FILE_NAME));
              HmacSha256 recordMac = new HmacSha256(id.masterKey())) {
             dir.putFile(stateName(), RecordCodec.signedFile(forged, recordMac));
         }
-        assertThat(a.inspect(RUN)).as("the forged record verifies as a record").contains(forged);
+        assertThat(a.inspect(new RunId(RUN))).as("the forged record verifies as a record").contains(forged);
         Map<String, byte[]> before = dir.snapshotFiles();
 
         assertThatThrownBy(() -> a.reissue(S7)).isInstanceOf(AuthorityException.Verification.class);
@@ -159,15 +161,15 @@ class ReissueTest {
     void reissue_fencedRun_uncertain_nothingWritten() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun owner = a.start(RUN, NONE);
+        ActiveRun owner = a.start(new RunId(RUN), NONE);
         owner.seal(S7, NONE);
         // The resume's rename is called and fails without taking effect: the record is still
         // SUSPENDED at the same snapshot, but this process cannot know that, so the run is fenced.
         dir.failAt(MemoryDirectory.Step.RENAME_FAILS, 0, false);
         assertThatThrownBy(() -> owner.resume(NONE)).isInstanceOf(AuthorityException.Uncertain.class);
         dir.clearFault();
-        assertThat(a.isFenced(RUN)).isTrue();
-        assertThat(a.inspect(RUN)).map(RunRecord::phase).contains(Phase.SUSPENDED);
+        assertThat(a.isFenced(new RunId(RUN))).isTrue();
+        assertThat(a.inspect(new RunId(RUN))).map(RunRecord::phase).contains(RunPhase.SUSPENDED);
         Map<String, byte[]> before = dir.snapshotFiles();
 
         assertThatThrownBy(() -> a.reissue(S7)).isInstanceOf(AuthorityException.Uncertain.class);

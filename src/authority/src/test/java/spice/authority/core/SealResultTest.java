@@ -3,6 +3,7 @@ package spice.authority.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
+import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.envelope.Envelope;
 
 /** {@link ActiveRun#seal} says what happened: the envelope, and whether the lease ended with it. */
@@ -14,7 +15,7 @@ class SealResultTest {
     void seal_suspended_keepsTheLease_identicalRepeatGivesTheSameEnvelope() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun run = a.start(RUN, NONE);
+        ActiveRun run = a.start(new RunId(RUN), NONE);
 
         ActiveRun.Sealed first = run.seal(Fixtures.suspended(RUN, 7), NONE);
         ActiveRun.Sealed again = run.seal(Fixtures.suspended(RUN, 7), NONE);
@@ -32,7 +33,7 @@ class SealResultTest {
     void seal_terminal_endsTheLease_andReleasesTheLock() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        ActiveRun run = a.start(RUN, NONE);
+        ActiveRun run = a.start(new RunId(RUN), NONE);
 
         ActiveRun.Sealed done = run.seal(Fixtures.snapshot(RUN, "completed", 9), NONE);
 
@@ -41,6 +42,6 @@ class SealResultTest {
         assertThat(env.lastSequence()).isEqualTo(9);
         assertThat(run.isClosed()).isTrue();
         assertThat(dir.isLocked(RecordCodec.fileStem(RUN) + ".lock")).isFalse();
-        assertThat(a.inspect(RUN)).map(r -> r.phase().name()).contains("COMPLETED");
+        assertThat(a.inspect(new RunId(RUN))).map(r -> r.phase().name()).contains("COMPLETED");
     }
 }

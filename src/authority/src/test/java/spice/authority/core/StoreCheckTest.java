@@ -11,6 +11,7 @@ import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.DirectoryRefusedException.Category;
 import spice.authority.os.ForwardingSecureDirectory;
 import spice.authority.os.OpenMode;
+import spice.authority.snapshot.RunId;
 
 /**
  * {@link RunAuthority#checkStore()}, behind readiness: it reads the identity file through the
@@ -57,7 +58,7 @@ class StoreCheckTest {
         MemoryDirectory mem = new MemoryDirectory();
         Watched dir = new Watched(mem);
         RunAuthority a = RunAuthority.open(dir, Fixtures.random());
-        a.start("run", NONE).close();
+        a.start(new RunId("run"), NONE).close();
         var before = mem.snapshotFiles();
         dir.calls.clear();
 

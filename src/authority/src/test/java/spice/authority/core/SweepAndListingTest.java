@@ -12,6 +12,8 @@ import spice.authority.os.DirectoryRefusedException.Category;
 import spice.authority.os.ForwardingSecureDirectory;
 import spice.authority.os.LockMode;
 import spice.authority.os.StableLock;
+import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.contract.RunPhase;
 
 /**
  * {@link RunAuthority#open} removes the temporary files of interrupted writes, and nothing else;
@@ -33,7 +35,7 @@ class SweepAndListingTest {
     private static MemoryDirectory populated() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        a.start("kept", NONE).close();
+        a.start(new RunId("kept"), NONE).close();
         return dir;
     }
 
@@ -73,7 +75,7 @@ class SweepAndListingTest {
         for (String n : after.keySet()) {
             assertThat(after.get(n)).as(n).isEqualTo(before.get(n));
         }
-        assertThat(a.inspect("kept").orElseThrow().phase()).isEqualTo(Phase.ACTIVE);
+        assertThat(a.inspect(new RunId("kept")).orElseThrow().phase()).isEqualTo(RunPhase.ACTIVE);
         assertThat(a.sweptTempFiles()).isEqualTo(3); // a count fixed at open
         assertThat(Fixtures.open(dir).sweptTempFiles()).isZero();
     }
@@ -103,7 +105,7 @@ class SweepAndListingTest {
         RunAuthority a = Fixtures.open(dir);
         assertThat(a.sweptTempFiles()).isZero();
         assertThat(dir.visibleFile(temp)).isEqualTo(JUNK);
-        assertThat(a.inspect("kept")).isPresent();
+        assertThat(a.inspect(new RunId("kept"))).isPresent();
     }
 
     @Test
@@ -126,14 +128,14 @@ class SweepAndListingTest {
     void listRecords_listsVerifiedRecords_countsEveryOtherRecordName_ignoresOtherFiles() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        a.start("b-run", NONE).close();
-        ActiveRun r = a.start("a-run", NONE);
+        a.start(new RunId("b-run"), NONE).close();
+        ActiveRun r = a.start(new RunId("a-run"), NONE);
         r.seal(Fixtures.suspended("a-run", 7), NONE);
         r.close();
         // A record of another authority (another scope) under its own name: foreign.
         MemoryDirectory other = new MemoryDirectory();
         RunAuthority b = Fixtures.open(other);
-        b.start("foreign", NONE).close();
+        b.start(new RunId("foreign"), NONE).close();
         dir.plant(stem("foreign") + ".state", other.visibleFile(stem("foreign") + ".state"));
         // A valid record under another run's name: misnamed.
         dir.plant(stem("renamed") + ".state", dir.visibleFile(stem("b-run") + ".state"));
@@ -148,7 +150,7 @@ class SweepAndListingTest {
         RecordListing listing = a.listRecords();
 
         assertThat(listing.records()).extracting(RunRecord::runId).containsExactly("a-run", "b-run");
-        assertThat(listing.records().get(0).phase()).isEqualTo(Phase.SUSPENDED);
+        assertThat(listing.records().get(0).phase()).isEqualTo(RunPhase.SUSPENDED);
         assertThat(listing.unreadable()).isEqualTo(6);
         assertThat(listing.toString()).doesNotContain(
                 java.util.HexFormat.of().formatHex(listing.records().get(0).snapshot().authorityHmac()));
@@ -159,7 +161,7 @@ class SweepAndListingTest {
     void listRecords_directoryCannotBeListed_isUnavailable() throws Exception {
         MemoryDirectory dir = new MemoryDirectory();
         RunAuthority a = Fixtures.open(dir);
-        a.start("run", NONE).close();
+        a.start(new RunId("run"), NONE).close();
         dir.failList(new DirectoryRefusedException(Category.IO, dir.path(), "getdents64: EIO"));
         assertThatThrownBy(a::listRecords).isInstanceOf(AuthorityException.Unavailable.class)
                 .hasMessage("authority directory cannot be listed: /memory/authority: IO (getdents64: EIO)");
@@ -183,8 +185,8 @@ class SweepAndListingTest {
             }
         };
         RunAuthority a = RunAuthority.open(dir, Fixtures.random());
-        a.start("first", NONE).close();
-        a.start("second", NONE).close();
+        a.start(new RunId("first"), NONE).close();
+        a.start(new RunId("second"), NONE).close();
         fail[0] = true;
         assertThatThrownBy(a::listRecords).isInstanceOf(AuthorityException.Unavailable.class)
                 .hasMessageContaining("read: EIO");

@@ -8,6 +8,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.crypto.AuthorityKey;
 import spice.authority.snapshot.crypto.SecretAccess;
 import spice.authority.snapshot.crypto.SecretKeyBytes;
@@ -73,13 +75,13 @@ class TransitionTableTest {
         Cancellation c = Cancellation.none();
         switch (s) {
             case NONE -> { }
-            case ACTIVE_OWNED -> w.owner = w.authority.start(RUN, c);
+            case ACTIVE_OWNED -> w.owner = w.authority.start(new RunId(RUN), c);
             case ACTIVE_ORPHAN -> {
-                w.owner = w.authority.start(RUN, c);
+                w.owner = w.authority.start(new RunId(RUN), c);
                 w.owner.close();
             }
             case SUSPENDED_OWNED, SUSPENDED_FREE, PREPARED, IMPORTING_CONSUMED, IMPORTING_ORPHAN -> {
-                w.owner = w.authority.start(RUN, c);
+                w.owner = w.authority.start(new RunId(RUN), c);
                 w.envelope = w.owner.seal(S1, c).envelope();
                 if (s != Situation.SUSPENDED_OWNED) {
                     w.owner.close();
@@ -99,17 +101,17 @@ class TransitionTableTest {
                 }
             }
             case COMPLETED -> {
-                w.owner = w.authority.start(RUN, c);
+                w.owner = w.authority.start(new RunId(RUN), c);
                 w.envelope = w.owner.seal(DONE, c).envelope();
             }
             case FAILED -> {
-                w.owner = w.authority.start(RUN, c);
-                w.owner.terminal(Phase.FAILED, c);
+                w.owner = w.authority.start(new RunId(RUN), c);
+                w.owner.terminal(RunPhase.FAILED, c);
             }
             case CANCELLED -> {
-                w.owner = w.authority.start(RUN, c);
+                w.owner = w.authority.start(new RunId(RUN), c);
                 w.owner.close();
-                w.authority.abandon(RUN, c);
+                w.authority.abandon(new RunId(RUN), c);
             }
         }
         return w;
@@ -124,16 +126,16 @@ class TransitionTableTest {
         }
         try {
             switch (op) {
-                case START -> w.authority.start(RUN, c);
+                case START -> w.authority.start(new RunId(RUN), c);
                 case PREPARE -> w.authority.prepareImport(w.envelope, c);
-                case ABANDON -> w.authority.abandon(RUN, c);
+                case ABANDON -> w.authority.abandon(new RunId(RUN), c);
                 case REISSUE -> reissued(w, w.authority.reissue(S1));
                 case REISSUE_OTHER -> w.authority.reissue(S2);
                 case SIGN_SUSP -> w.owner.seal(S1, c);
                 case SIGN_SUSP_OTHER -> w.owner.seal(S2, c);
                 case SIGN_TERM -> w.owner.seal(DONE, c);
                 case RESUME -> w.owner.resume(c);
-                case TERMINAL -> w.owner.terminal(Phase.FAILED, c);
+                case TERMINAL -> w.owner.terminal(RunPhase.FAILED, c);
                 case CLOSE_OWNER -> w.owner.close();
                 case CONSUME -> w.imp.consume(c);
                 case ACTIVATE -> w.imp.activate(c);
@@ -155,7 +157,7 @@ class TransitionTableTest {
     }
 
     private static String durable(World w) throws Exception {
-        return w.authority.inspect(RUN).map(r -> r.phase() + "@" + Long.toUnsignedString(r.runGeneration())).orElse("NONE");
+        return w.authority.inspect(new RunId(RUN)).map(r -> r.phase() + "@" + Long.toUnsignedString(r.runGeneration())).orElse("NONE");
     }
 
     @Test
@@ -196,8 +198,8 @@ class TransitionTableTest {
     @Test
     void abandon_suspendedOrphan_tombstones_itsEnvelopeNeverImportsOrIsIssuedAgain() throws Exception {
         World w = build(Situation.SUSPENDED_FREE);
-        RunRecord cancelled = w.authority.abandon(RUN, Cancellation.none());
-        assertThat(cancelled.phase()).isEqualTo(Phase.CANCELLED);
+        RunRecord cancelled = w.authority.abandon(new RunId(RUN), Cancellation.none());
+        assertThat(cancelled.phase()).isEqualTo(RunPhase.CANCELLED);
         assertThat(cancelled.snapshot()).as("a tombstone binds no snapshot").isNull();
         assertThat(run(w, Op.PREPARE)).isEqualTo("VERIFY");
         assertThat(run(w, Op.REISSUE)).isEqualTo("STATE");
@@ -212,7 +214,7 @@ class TransitionTableTest {
         java.util.List<String> before = w.dir.list();
         for (int i = 0; i < 3; i++) {
             String id = "never-started-" + i;
-            assertThatThrownBy(() -> w.authority.abandon(id, Cancellation.none()))
+            assertThatThrownBy(() -> w.authority.abandon(new RunId(id), Cancellation.none()))
                     .isInstanceOf(AuthorityException.State.class).hasMessageContaining("has no record");
         }
         assertThat(w.dir.list()).isEqualTo(before);

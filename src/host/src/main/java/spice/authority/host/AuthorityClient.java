@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.contract.RunPhase;
 
 /**
  * The typed client of the helper's HTTP API v1 (RFC 0007's run authority), for Java hosts and the
@@ -385,10 +386,12 @@ public final class AuthorityClient {
     }
 
     private RunView runView(Object o) throws HelperProtocolError {
-        if (o instanceof Map<?, ?> m && m.get("run_id") instanceof String id && m.get("phase") instanceof String phase
-                && !phase.isEmpty() && m.get("run_generation") instanceof Long gen
+        if (o instanceof Map<?, ?> m && m.get("run_id") instanceof String id && m.get("phase") instanceof String text
+                && m.get("run_generation") instanceof Long gen
                 && (m.get("owned") == null || m.get("owned") instanceof Boolean)
                 && (m.get("fenced") == null || m.get("fenced") instanceof Boolean)) {
+            // The text came from the helper: an unknown phase is refused, never echoed.
+            RunPhase phase = RunPhase.parse(text).orElseThrow(() -> unexpected("a run in an unknown phase"));
             return new RunView(id, phase, gen, Boolean.TRUE.equals(m.get("owned")), Boolean.TRUE.equals(m.get("fenced")));
         }
         throw unexpected("not a run");

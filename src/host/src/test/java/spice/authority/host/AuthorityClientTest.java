@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import spice.authority.snapshot.contract.RunPhase;
 
 class AuthorityClientTest {
     private static final String SESSION_ID = "5e55104d5e55104d5e55104d5e55104d";
@@ -101,21 +102,21 @@ class AuthorityClientTest {
             assertThat(a.scopeId()).isEqualTo("ab12");
             assertThat(Long.toUnsignedString(a.keyGeneration())).isEqualTo("18446744073709551615");
             assertThat(a.runsByPhase()).containsExactly(Map.entry("SUSPENDED", 2L), Map.entry("ACTIVE", 1L));
-            assertThat(c.start(s, "run-1")).isEqualTo(new RunView("run-1", "ACTIVE", 1, true, false));
+            assertThat(c.start(s, "run-1")).isEqualTo(new RunView("run-1", RunPhase.ACTIVE, 1, true, false));
             byte[] payload = "{\"run_id\":\"run-1\"}".getBytes(StandardCharsets.UTF_8);
             byte[] env = c.sign(s, "run-1", payload);
             assertThat(envelope(env)).endsWith(payload);
-            assertThat(c.run("run-1")).isEqualTo(new RunView("run-1", "SUSPENDED", 1, true, false));
-            assertThat(c.runs()).containsExactly(new RunView("run-1", "ACTIVE", 1, true, false),
-                    new RunView("run-9", "ACTIVE", 3, false, true));
+            assertThat(c.run("run-1")).isEqualTo(new RunView("run-1", RunPhase.SUSPENDED, 1, true, false));
+            assertThat(c.runs()).containsExactly(new RunView("run-1", RunPhase.ACTIVE, 1, true, false),
+                    new RunView("run-9", RunPhase.ACTIVE, 3, false, true));
             assertThat(c.resume(s, "run-1").runGeneration()).isEqualTo(2);
             c.release(s, "run-1");
             ImportView tx = c.prepareImport(s, env);
             assertThat(tx).isEqualTo(new ImportView("imp-1", "run-1", 7, 8));
-            assertThat(c.consume(s, tx).phase()).isEqualTo("IMPORTING");
-            assertThat(c.activate(s, tx)).isEqualTo(new RunView("run-1", "ACTIVE", 3, true, false));
+            assertThat(c.consume(s, tx).phase()).isEqualTo(RunPhase.IMPORTING);
+            assertThat(c.activate(s, tx)).isEqualTo(new RunView("run-1", RunPhase.ACTIVE, 3, true, false));
             c.abortImport(s, tx);
-            assertThat(c.abandon(s, "run-1").phase()).isEqualTo("CANCELLED");
+            assertThat(c.abandon(s, "run-1").phase()).isEqualTo(RunPhase.CANCELLED);
             assertThat(c.inspect(env).text()).isEqualTo("{\"structure\":\"ok\"}");
             c.closeSession(s);
 
@@ -205,13 +206,26 @@ class AuthorityClientTest {
     }
 
     @Test
+    void runInAPhaseNotInTheVocabulary_isAProtocolError_thatDoesNotEchoIt(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        for (String phase : new String[] {"PAUSED-\\u001b[31m", "active", "ACTIVE ", ""}) {
+            String answer = "{\"run_id\":\"run-1\",\"phase\":\"" + phase + "\",\"run_generation\":1,\"owned\":true}";
+            try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.json(200, answer))) {
+                assertThatThrownBy(() -> client(sock, RetryPolicy.NONE).run("run-1")).as(phase)
+                        .isInstanceOf(HelperProtocolError.class)
+                        .hasMessage("unexpected response from the helper at unix:" + sock + ": a run in an unknown phase");
+            }
+        }
+    }
+
+    @Test
     void retry_unavailable_isRepeatedWithinTheBound_thenReported(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("a.sock");
         int[] n = {0};
         Function<FakeHelper.Request, byte[]> twiceUnavailable = r -> ++n[0] <= 2
                 ? FakeHelper.problem(503, "unavailable", "nothing was written") : run("ACTIVE", 1, true);
         try (FakeHelper h = FakeHelper.unix(sock, twiceUnavailable)) {
-            assertThat(client(sock, FAST).start(new Session(SESSION_ID, 1), "run-1").phase()).isEqualTo("ACTIVE");
+            assertThat(client(sock, FAST).start(new Session(SESSION_ID, 1), "run-1").phase()).isEqualTo(RunPhase.ACTIVE);
             assertThat(h.requests()).hasSize(3);
         }
         try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.problem(503, "unavailable", "nothing was written"))) {
@@ -295,7 +309,7 @@ class AuthorityClientTest {
         int[] n = {0};
         try (FakeHelper h = FakeHelper.unix(sock, r -> ++n[0] == 1
                 ? FakeHelper.problem(429, "busy", "the session holds 64 leases and imports") : run("ACTIVE", 1, true))) {
-            assertThat(client(sock, FAST).start(new Session(SESSION_ID, 1), "run-1").phase()).isEqualTo("ACTIVE");
+            assertThat(client(sock, FAST).start(new Session(SESSION_ID, 1), "run-1").phase()).isEqualTo(RunPhase.ACTIVE);
             assertThat(h.requests()).hasSize(2);
         }
         try (FakeHelper h = FakeHelper.unix(sock, r -> FakeHelper.problem(409, "busy", "run run-1 is owned by a live session"))) {

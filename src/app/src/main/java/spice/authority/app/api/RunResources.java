@@ -27,6 +27,7 @@ import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.app.runtime.HelperConfig;
 import spice.authority.app.runtime.ServeContext;
 import spice.authority.app.session.RunLeases;
@@ -63,11 +64,11 @@ public class RunResources {
     ServeContext serve;
 
     private Dto.RunView view(RunRecord r) {
-        return Dto.RunView.of(r, leases.isOwned(r.runId()), serve.authority().isFenced(r.runId()));
+        return Dto.RunView.of(r, leases.isOwned(r.runId()), serve.authority().isFenced(new RunId(r.runId())));
     }
 
     private static Dto.RunView active(RunLeases.Owned run) {
-        return new Dto.RunView(run.runId(), "ACTIVE", Dto.u64(run.runGeneration()), true);
+        return new Dto.RunView(run.runId(), RunPhase.ACTIVE.name(), Dto.u64(run.runGeneration()), true);
     }
 
     @GET
@@ -87,7 +88,7 @@ public class RunResources {
         }
         // Fenced runs with no record listed (a start whose rename failed) are shown as the write
         // would have left them, fenced: the write may yet be on disk.
-        a.fencedWrites().forEach(byId::putIfAbsent);
+        a.fencedWrites().forEach((fid, fr) -> byId.putIfAbsent(fid.value(), fr));
         return byId.values().stream().map(this::view).toList();
     }
 
@@ -124,7 +125,7 @@ public class RunResources {
         // A run fenced with no record to read (its start's rename failed) is shown as the write
         // would have left it, fenced: never "no run", since that write may yet be on disk.
         RunAuthority a = serve.authority();
-        Optional<RunRecord> r = a.inspect(id).or(() -> a.fencedWrite(id.value()));
+        Optional<RunRecord> r = a.inspect(id).or(() -> a.fencedWrite(id));
         return view(r.orElseThrow(() -> ApiException.notFound("no run " + id.value())));
     }
 

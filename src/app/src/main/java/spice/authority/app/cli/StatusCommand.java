@@ -11,6 +11,7 @@ import spice.authority.app.command.ExitCodes;
 import spice.authority.host.AuthorityClient;
 import spice.authority.host.AuthorityView;
 import spice.authority.host.WithJson;
+import spice.authority.snapshot.contract.RunPhase;
 
 @Command(name = "status",
         mixinStandardHelpOptions = true,
@@ -34,7 +35,7 @@ import spice.authority.host.WithJson;
         })
 public final class StatusCommand extends HelperCommand {
     /** Phases in lifecycle order; unknown ones follow in the helper's order. */
-    static final List<String> PHASES = java.util.Arrays.stream(spice.authority.core.Phase.values()).map(Enum::name).toList();
+    static final List<String> PHASES = java.util.Arrays.stream(RunPhase.values()).map(Enum::name).toList();
 
     @Override
     int run(AuthorityClient client) throws IOException, Refused {

@@ -25,6 +25,7 @@ import spice.authority.host.Session;
 import spice.authority.host.demo.DemoHost;
 import spice.authority.host.demo.JsonLine;
 import spice.authority.snapshot.contract.ProblemCode;
+import spice.authority.snapshot.contract.RunPhase;
 
 /**
  * {@code spice-authority demo}: real host processes of the scripted agent against a helper; one
@@ -199,7 +200,7 @@ public final class Demo {
                         "RunResumed at " + resumedSeq + ", expected last_sequence+1 = " + (suspendedSeq + 1));
                 expect(ledgerLines.size() == 4, "the ledger has " + ledgerLines.size() + " entries, expected 4 (one per turn)");
                 RunView v = client.run(runId);
-                expect(v.phase().equals("COMPLETED"), "the helper shows run " + runId + " " + v.phase() + ", expected COMPLETED");
+                expect(v.phase() == RunPhase.COMPLETED, "the helper shows run " + runId + " " + v.phase() + ", expected COMPLETED");
             } else {
                 // The helper's record is ACTIVE at a later generation than the envelope's claim:
                 // the one secret-safe verification failure, never busy (A is dead) or anything else.
@@ -209,15 +210,15 @@ public final class Demo {
                 expect(ledgerLines.size() == 2, "the ledger has " + ledgerLines.size()
                         + " entries, expected 2 (turn 1's, and turn 2's in-flight call once)");
                 RunView before = client.run(runId);
-                expect(before.phase().equals("ACTIVE") && !before.owned(),
+                expect(before.phase() == RunPhase.ACTIVE && !before.owned(),
                         "before the abandon the helper shows run " + runId + " " + before.phase()
                                 + (before.owned() ? " (owned)" : "") + ", expected ACTIVE and not owned");
                 out.note("demo", demoPid, "the run is " + before.phase() + " and not owned; the operator ends it: "
                         + "spice-authority runs abandon " + runId + " --yes");
                 RunView v = client.abandon(session, runId);
-                out.line(JsonLine.of("demo", demoPid, "RunAbandoned").put("run_id", runId).put("phase", v.phase())
+                out.line(JsonLine.of("demo", demoPid, "RunAbandoned").put("run_id", runId).put("phase", v.phase().name())
                         .put("run_generation", v.runGenerationText()));
-                expect(v.phase().equals("CANCELLED"), "abandon left run " + runId + " " + v.phase());
+                expect(v.phase() == RunPhase.CANCELLED, "abandon left run " + runId + " " + v.phase());
             }
         } finally {
             client.closeSession(session);

@@ -14,6 +14,7 @@ import spice.authority.host.HelperEndpoint;
 import spice.authority.host.RunView;
 import spice.authority.host.Session;
 import spice.authority.host.demo.JsonLine;
+import spice.authority.snapshot.contract.RunPhase;
 
 /**
  * {@code demo --scenario restart}: host A runs three runs with a durable host store (one suspended,
@@ -117,15 +118,15 @@ final class RestartScenario {
         try {
             for (String id : List.of(prefix + "-1", prefix + "-2")) {
                 RunView v = client.run(id);
-                expect(v.phase().equals("COMPLETED"), "the helper shows run " + id + " " + v.phaseText() + ", expected COMPLETED");
+                expect(v.phase() == RunPhase.COMPLETED, "the helper shows run " + id + " " + v.phase() + ", expected COMPLETED");
             }
             RunView v = client.run(cutRun);
-            expect(v.phase().equals(RunView.ACTIVE) && !v.owned(), "the helper shows run " + cutRun + " " + v.phaseText()
+            expect(v.phase() == RunPhase.ACTIVE && !v.owned(), "the helper shows run " + cutRun + " " + v.phase()
                     + (v.owned() ? " (owned)" : "") + ", expected ACTIVE and not owned");
             out.note("demo", demoPid, "the operator ends the cut-off run: spice-authority runs abandon " + cutRun + " --yes");
             RunView gone = client.abandon(session, cutRun);
-            out.line(JsonLine.of("demo", demoPid, "RunAbandoned").put("run_id", cutRun).put("phase", gone.phase()));
-            expect(gone.phase().equals("CANCELLED"), "abandon left run " + cutRun + " " + gone.phaseText());
+            out.line(JsonLine.of("demo", demoPid, "RunAbandoned").put("run_id", cutRun).put("phase", gone.phase().name()));
+            expect(gone.phase() == RunPhase.CANCELLED, "abandon left run " + cutRun + " " + gone.phase());
         } finally {
             client.closeSession(session);
         }

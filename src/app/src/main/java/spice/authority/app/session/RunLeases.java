@@ -163,7 +163,7 @@ public class RunLeases {
         int owned = 0;
         for (Session s : sessions.all()) {
             // A fenced run's lease can no longer act on it: not owned, as its run view says.
-            owned += (int) s.runIds().stream().filter(id -> !a.isFenced(id)).count();
+            owned += (int) s.runIds().stream().filter(id -> !a.isFenced(new RunId(id))).count();
         }
         return new Holdings(sessions.all().size(), owned, sessions.importCount());
     }

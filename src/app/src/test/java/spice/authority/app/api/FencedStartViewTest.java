@@ -23,6 +23,7 @@ import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectories;
 import spice.authority.os.SecureDirectory;
 import spice.authority.snapshot.contract.ProblemCode;
+import spice.authority.snapshot.RunId;
 
 /**
  * A start fenced before its record exists is visible: when the rename of a start fails (EIO from
@@ -83,11 +84,11 @@ class FencedStartViewTest {
         Path dirPath = root.resolve("authority");
         FailingRename dir = new FailingRename(SecureDirectories.provider().open(dirPath.toString(), OpenMode.CREATE_OR_VALIDATE));
         authority = RunAuthority.open(dir, new SecureRandom());
-        authority.start("run-before", Cancellation.none()).close();
+        authority.start(new RunId("run-before"), Cancellation.none()).close();
         RunResources api = resources(authority);
 
         dir.failing = true;
-        assertThatThrownBy(() -> authority.start("run-lost", Cancellation.none())).isInstanceOf(AuthorityException.Uncertain.class);
+        assertThatThrownBy(() -> authority.start(new RunId("run-lost"), Cancellation.none())).isInstanceOf(AuthorityException.Uncertain.class);
         dir.failing = false;
         assertThat(records()).as("no record of run-lost on disk").hasSize(1);
 

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
-import spice.authority.core.Phase;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.core.RunRecord;
 
 /**
@@ -15,7 +15,7 @@ import spice.authority.core.RunRecord;
  * is uncertain, which is then never {@code owned}, even while a session's lease still holds it.
  */
 class RunViewTest {
-    private static final RunRecord ACTIVE = new RunRecord("ab".repeat(32), 1, "run-1", 3, Phase.ACTIVE, null);
+    private static final RunRecord ACTIVE = new RunRecord("ab".repeat(32), 1, "run-1", 3, RunPhase.ACTIVE, null);
 
     private static String json(Dto.RunView v) {
         return new String(Json.bytes(v), StandardCharsets.UTF_8);

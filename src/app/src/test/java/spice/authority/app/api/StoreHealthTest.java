@@ -19,6 +19,7 @@ import spice.authority.os.ForwardingSecureDirectory;
 import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectories;
 import spice.authority.os.SecureDirectory;
+import spice.authority.snapshot.RunId;
 
 /**
  * A dead store is visible: when the retained directory cannot be listed (as on a filesystem that
@@ -70,7 +71,7 @@ class StoreHealthTest {
         DyingDirectory dir = new DyingDirectory(
                 SecureDirectories.provider().open(root.resolve("authority").toString(), OpenMode.CREATE_OR_VALIDATE));
         authority = RunAuthority.open(dir, new SecureRandom());
-        authority.start("run-1", Cancellation.none()).close();
+        authority.start(new RunId("run-1"), Cancellation.none()).close();
         Health health = new Health();
         health.serve = new ServeContext(authority, null, null, null, null, null, null, 0);
 

@@ -22,6 +22,7 @@ import spice.authority.host.RunView;
 import spice.authority.host.Session;
 import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.SpecFiles;
+import spice.authority.snapshot.contract.RunPhase;
 
 /** The packaged helper driven through {@link AuthorityClient} across a run's whole life cycle. */
 class AuthorityClientIT {
@@ -61,12 +62,12 @@ class AuthorityClientIT {
         Session second = client.openSession();
         assertThat(first.pid()).isEqualTo(ProcessHandle.current().pid());
 
-        assertThat(client.start(first, "run-c")).isEqualTo(new RunView("run-c", "ACTIVE", 1, true, false));
+        assertThat(client.start(first, "run-c")).isEqualTo(new RunView("run-c", RunPhase.ACTIVE, 1, true, false));
         byte[] env1 = client.sign(first, "run-c", payload("run-c", "suspended", 7));
-        assertThat(client.run("run-c")).isEqualTo(new RunView("run-c", "SUSPENDED", 1, true, false));
+        assertThat(client.run("run-c")).isEqualTo(new RunView("run-c", RunPhase.SUSPENDED, 1, true, false));
         assertThat(client.inspect(env1).text()).contains("SNAPSHOT_LIFECYCLE_SUSPENDED");
 
-        assertThat(client.resume(first, "run-c")).isEqualTo(new RunView("run-c", "ACTIVE", 2, true, false));
+        assertThat(client.resume(first, "run-c")).isEqualTo(new RunView("run-c", RunPhase.ACTIVE, 2, true, false));
         byte[] payload2 = payload("run-c", "suspended", 9);
         byte[] env2 = client.sign(first, "run-c", payload2);
         // A lost answer is never fatal: the identical payload gives the identical envelope, to any session.
@@ -80,15 +81,15 @@ class AuthorityClientIT {
         assertThat(tx.runId()).isEqualTo("run-c");
         assertThat(tx.lastSequence()).isEqualTo(9);
         assertThat(tx.nextSequence()).isEqualTo(10);
-        assertThat(client.consume(second, tx).phase()).isEqualTo("IMPORTING");
-        assertThat(client.activate(second, tx)).isEqualTo(new RunView("run-c", "ACTIVE", 3, true, false));
+        assertThat(client.consume(second, tx).phase()).isEqualTo(RunPhase.IMPORTING);
+        assertThat(client.activate(second, tx)).isEqualTo(new RunView("run-c", RunPhase.ACTIVE, 3, true, false));
         assertThat(client.authority().ownedRuns()).isEqualTo(1);
 
         // Abandon is for orphans: refused while the second session owns the run, done once it is closed.
         assertThatThrownBy(() -> client.abandon(first, "run-c")).isInstanceOf(HelperProblem.Busy.class);
         client.closeSession(second);
-        assertThat(client.abandon(first, "run-c")).isEqualTo(new RunView("run-c", "CANCELLED", 3, false, false));
-        assertThat(client.runs()).containsExactly(new RunView("run-c", "CANCELLED", 3, false, false));
+        assertThat(client.abandon(first, "run-c")).isEqualTo(new RunView("run-c", RunPhase.CANCELLED, 3, false, false));
+        assertThat(client.runs()).containsExactly(new RunView("run-c", RunPhase.CANCELLED, 3, false, false));
         client.closeSession(first);
         assertThatThrownBy(() -> client.start(first, "run-d")).isInstanceOf(HelperProblem.class);
     }
@@ -126,7 +127,7 @@ class AuthorityClientIT {
         AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(helper.socket)).build();
         // The helper's process watcher releases the exited host's lease asynchronously (milliseconds
         // after the exit): poll with a deadline rather than expect it at once.
-        RunView expected = new RunView("run-1", "ACTIVE", 2, false, false);
+        RunView expected = new RunView("run-1", RunPhase.ACTIVE, 2, false, false);
         assertThat(Poll.until(java.time.Duration.ofSeconds(10), java.time.Duration.ofMillis(10), () -> client.run("run-1"),
                 expected::equals)).isEqualTo(expected);
     }
@@ -171,6 +172,6 @@ class AuthorityClientIT {
                 """);
         assertThat(root.resolve("state/spice-authority/hosts/clock-agent.db")).isRegularFile();
         AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(helper.socket)).build();
-        assertThat(client.run("clock-run").phase()).isEqualTo("COMPLETED");
+        assertThat(client.run("clock-run").phase()).isEqualTo(RunPhase.COMPLETED);
     }
 }

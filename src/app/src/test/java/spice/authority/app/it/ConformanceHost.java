@@ -120,7 +120,7 @@ final class ConformanceHost {
     static ObjectNode view(RunView v) {
         ObjectNode o = JSON.createObjectNode();
         o.put("run_id", v.runId());
-        o.put("phase", v.phase());
+        o.put("phase", v.phase().name());
         o.put("run_generation", v.runGeneration());
         o.put("owned", v.owned());
         if (v.fenced()) {

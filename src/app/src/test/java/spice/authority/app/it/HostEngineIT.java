@@ -34,6 +34,7 @@ import spice.authority.host.engine.RunStateException;
 import spice.authority.host.engine.StaticToolPlan;
 import spice.authority.host.engine.Tool;
 import spice.authority.host.engine.ToolPlanSource;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.payload.JsonValue;
 import spice.authority.snapshot.plan.ToolDefinition;
 
@@ -129,7 +130,7 @@ class HostEngineIT {
         assertThat(changed.liveLeases()).isZero();
         assertThat(b.run("run-changed")).isNull();
         // Nothing changed at the helper: the import was aborted before consume, and the right plan imports.
-        assertThat(client.run("run-changed").phase()).isEqualTo("SUSPENDED");
+        assertThat(client.run("run-changed").phase()).isEqualTo(RunPhase.SUSPENDED);
         StaticToolPlan right = StaticToolPlan.named(ScriptedAgent.PLAN_ID, tools(ledger));
         Run resumed = engine(authority(), right).importRun(envelope);
         assertThat(resumed.phase()).isEqualTo(Run.Phase.RUNNING);
@@ -145,7 +146,7 @@ class HostEngineIT {
         assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOfSatisfying(ImportRefusedException.class,
                 e -> assertThat(e.reason()).isEqualTo(ImportRefusedException.Reason.PLAN_MISSING));
         assertThat(other.liveLeases()).isZero();
-        assertThat(client.run("run-missing").phase()).isEqualTo("SUSPENDED");
+        assertThat(client.run("run-missing").phase()).isEqualTo(RunPhase.SUSPENDED);
     }
 
     @Test
@@ -168,7 +169,7 @@ class HostEngineIT {
         assertThatThrownBy(() -> b.importRun(envelope)).isInstanceOfSatisfying(ImportRefusedException.class,
                 e -> assertThat(e.reason()).isEqualTo(ImportRefusedException.Reason.PLAN_SUBSTITUTED));
         assertThat(substitute.liveLeases()).isZero();
-        assertThat(client.run("run-substituted").phase()).isEqualTo("SUSPENDED");
+        assertThat(client.run("run-substituted").phase()).isEqualTo(RunPhase.SUSPENDED);
     }
 
     // ---- resume continues the sequence; old cursors recover ---------------------------------------
@@ -206,7 +207,7 @@ class HostEngineIT {
         assertThat(run.history()).filteredOn(m -> m.id().startsWith("run-seq/message/") && !m.id().endsWith("/user"))
                 .filteredOn(m -> Long.parseLong(m.id().substring("run-seq/message/".length())) > last)
                 .hasSize(8);
-        assertThat(client.run("run-seq").phase()).isEqualTo("COMPLETED");
+        assertThat(client.run("run-seq").phase()).isEqualTo(RunPhase.COMPLETED);
     }
 
     @Test
@@ -266,7 +267,7 @@ class HostEngineIT {
         // The activate had taken effect: the engine handed its lease back, so the run is ACTIVE with
         // no owner, and abandon ends it while the importing host still lives.
         assertThat(client.run("run-uncertain").owned()).isFalse();
-        assertThat(client.abandon(lastSession(), "run-uncertain").phase()).isEqualTo("CANCELLED");
+        assertThat(client.abandon(lastSession(), "run-uncertain").phase()).isEqualTo(RunPhase.CANCELLED);
     }
 
     @Test
@@ -284,9 +285,9 @@ class HostEngineIT {
                     assertThat(e.uncertain()).isTrue();
                     assertThat(e.getMessage()).contains("ACTIVE with no owner");
                 });
-        assertThat(client.run("run-start-lost").phase()).isEqualTo("ACTIVE");
+        assertThat(client.run("run-start-lost").phase()).isEqualTo(RunPhase.ACTIVE);
         assertThat(client.run("run-start-lost").owned()).isFalse();
-        assertThat(client.abandon(lastSession(), "run-start-lost").phase()).isEqualTo("CANCELLED");
+        assertThat(client.abandon(lastSession(), "run-start-lost").phase()).isEqualTo(RunPhase.CANCELLED);
     }
 
     @Test
@@ -336,7 +337,7 @@ class HostEngineIT {
         assertThatThrownBy(() -> otherConvenience.importRun(envelope)).isInstanceOfSatisfying(ImportRefusedException.class,
                 e -> assertThat(e.reason()).isEqualTo(ImportRefusedException.Reason.NOT_IMPORTABLE));
         assertThat(plan.liveLeases()).isEqualTo(1); // the first engine's own lease only
-        assertThat(client.run("run-conv").phase()).isEqualTo("SUSPENDED");
+        assertThat(client.run("run-conv").phase()).isEqualTo(RunPhase.SUSPENDED);
     }
 
     @Test
@@ -375,9 +376,9 @@ class HostEngineIT {
         assertThatThrownBy(run::export).isInstanceOf(ExportRefusedException.class); // active
         run.runTurn();
         assertThat(midTurn).hasSize(2).allMatch(e -> e instanceof ExportRefusedException);
-        assertThat(client.run("run-export").phase()).isEqualTo("ACTIVE");
+        assertThat(client.run("run-export").phase()).isEqualTo(RunPhase.ACTIVE);
         assertThat(run.suspend()).isNotEmpty();
-        assertThat(client.run("run-export").phase()).isEqualTo("SUSPENDED");
+        assertThat(client.run("run-export").phase()).isEqualTo(RunPhase.SUSPENDED);
     }
 
     @Test
@@ -391,7 +392,7 @@ class HostEngineIT {
         assertThatThrownBy(() -> engine.importRun(envelope)).isInstanceOfSatisfying(ImportRefusedException.class,
                 e -> assertThat(e.reason()).isEqualTo(ImportRefusedException.Reason.ALREADY_IMPORTED));
         assertThat(run.phase()).isEqualTo(Run.Phase.SUSPENDED);
-        assertThat(client.run("run-own").phase()).isEqualTo("SUSPENDED"); // the prepared import was aborted
+        assertThat(client.run("run-own").phase()).isEqualTo(RunPhase.SUSPENDED); // the prepared import was aborted
     }
 
     @Test
@@ -405,7 +406,7 @@ class HostEngineIT {
                 .hasMessageContaining("cannot be recorded");
         assertThat(Files.exists(ledger)).isFalse(); // the mutating tool never ran
         assertThat(run.phase()).isEqualTo(Run.Phase.FAILED);
-        assertThat(client.run("run-bad-call").phase()).isEqualTo("FAILED"); // a clean terminal, no operator needed
+        assertThat(client.run("run-bad-call").phase()).isEqualTo(RunPhase.FAILED); // a clean terminal, no operator needed
     }
 
     @Test
@@ -464,7 +465,7 @@ class HostEngineIT {
         assertThatThrownBy(run::runTurn).isInstanceOf(RunStateException.class);
         assertThat(Files.readAllLines(ledger)).hasSize(1); // turn 1 only: nothing ran without the lease
         assertThat(plan.liveLeases()).isZero();
-        assertThat(client.run("run-orphaned").phase()).isEqualTo("ACTIVE"); // the operator's to abandon
+        assertThat(client.run("run-orphaned").phase()).isEqualTo(RunPhase.ACTIVE); // the operator's to abandon
     }
 
     @Test

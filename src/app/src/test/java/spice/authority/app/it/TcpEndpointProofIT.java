@@ -25,6 +25,7 @@ import spice.authority.host.RetryPolicy;
 import spice.authority.host.RunView;
 import spice.authority.host.Session;
 import spice.authority.snapshot.SpecFiles;
+import spice.authority.snapshot.contract.RunPhase;
 
 /**
  * The packaged helper on loopback TCP ({@code serve --listen}): it answers the endpoint proof
@@ -137,14 +138,14 @@ class TcpEndpointProofIT {
                 .retry(RetryPolicy.DEFAULT).build();
         Session s = client.openSession();
         assertThat(s.pid()).isEqualTo(ProcessHandle.current().pid());
-        assertThat(client.start(s, "run-tcp")).isEqualTo(new RunView("run-tcp", "ACTIVE", 1, true, false));
+        assertThat(client.start(s, "run-tcp")).isEqualTo(new RunView("run-tcp", RunPhase.ACTIVE, 1, true, false));
         String payload = new String(SpecFiles.bytes("payload-corpus/public/valid-01-minimal-suspended.json"), StandardCharsets.UTF_8)
                 .replace("\"run_id\":\"run-1\"", "\"run_id\":\"run-tcp\"");
         byte[] envelope = client.sign(s, "run-tcp", payload.getBytes(StandardCharsets.UTF_8));
         assertThat(envelope).isNotEmpty();
-        assertThat(client.run("run-tcp")).isEqualTo(new RunView("run-tcp", "SUSPENDED", 1, true, false));
+        assertThat(client.run("run-tcp")).isEqualTo(new RunView("run-tcp", RunPhase.SUSPENDED, 1, true, false));
         client.release(s, "run-tcp");
-        assertThat(client.runs()).containsExactly(new RunView("run-tcp", "SUSPENDED", 1, false, false));
+        assertThat(client.runs()).containsExactly(new RunView("run-tcp", RunPhase.SUSPENDED, 1, false, false));
         client.closeSession(s);
     }
 

@@ -16,6 +16,8 @@ import spice.authority.app.runtime.ServeContext;
 import spice.authority.os.ProcessWatchException;
 import spice.authority.os.ProcessWatcher;
 import spice.authority.os.SecureDirectories;
+import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.contract.RunPhase;
 
 /**
  * {@link SessionRegistry#require} re-checks the host's start time: the exit watcher closes a
@@ -181,14 +183,14 @@ class SessionStartTimeRecheckTest {
         spice.authority.core.Cancellation none = spice.authority.core.Cancellation.none();
         spice.authority.snapshot.payload.Snapshot suspended = spice.authority.snapshot.payload.Snapshot.decode(
                 spice.authority.snapshot.SpecFiles.bytes("payload-corpus/public/valid-01-minimal-suspended.json"));
-        spice.authority.core.ActiveRun first = authority.start("run-1", none);
+        spice.authority.core.ActiveRun first = authority.start(new RunId("run-1"), none);
         spice.authority.snapshot.envelope.Envelope env = first.seal(suspended, none).envelope();
         first.close(); // its first host is gone
         return env;
     }
 
     private void reapOnlyOnProof(Session s, spice.authority.core.RunAuthority authority) throws Exception {
-        registry.own(s, authority.start("run-1", spice.authority.core.Cancellation.none()));
+        registry.own(s, authority.start(new RunId("run-1"), spice.authority.core.Cancellation.none()));
         assertThat(registry.ownerOf("run-1")).contains(s);
         watcher.unknown = true;
         registry.reapOwnerIfDead("run-1");
@@ -232,8 +234,8 @@ class SessionStartTimeRecheckTest {
             // POST /v1/runs/run-1/abandon: reapOwnerIfDead first, then the abandon.
             registry.reapOwnerIfDead("run-1");
             assertThat(s.isClosed()).as("the dead importer's session is closed, as its exit would have").isTrue();
-            assertThat(authority.abandon("run-1", spice.authority.core.Cancellation.none()).phase())
-                    .isEqualTo(spice.authority.core.Phase.CANCELLED);
+            assertThat(authority.abandon(new RunId("run-1"), spice.authority.core.Cancellation.none()).phase())
+                    .isEqualTo(RunPhase.CANCELLED);
         } finally {
             registry.closeAll("test over");
             authority.close();
@@ -314,7 +316,7 @@ class SessionStartTimeRecheckTest {
             activate.get(10, TimeUnit.SECONDS);
             String answered = abort.get(10, TimeUnit.SECONDS);
 
-            assertThat(authority.inspect("run-1").orElseThrow().phase()).isEqualTo(spice.authority.core.Phase.ACTIVE);
+            assertThat(authority.inspect(new RunId("run-1")).orElseThrow().phase()).isEqualTo(RunPhase.ACTIVE);
             assertThat(registry.ownedBy(s, "run-1")).as("the session holds the ACTIVE lease").isPresent();
             assertThat(answered).as("the abort of an import that was activated is not a clean abort")
                     .isEqualTo("409 state_conflict");

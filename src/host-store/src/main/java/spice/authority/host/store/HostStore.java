@@ -28,6 +28,7 @@ import spice.authority.host.engine.Engine;
 import spice.authority.host.engine.Event;
 import spice.authority.host.engine.EventHistory;
 import spice.authority.host.engine.Recorder;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.plan.ToolDefinition;
 
 /**
@@ -265,7 +266,7 @@ public final class HostStore implements Recorder, AutoCloseable {
                 insertRun(run, "STARTING", 0);
             } else if (existing != null) {
                 // Same-store recovery: the run continues after its checkpoint.
-                if (!existing.phase().equals("SUSPENDED") || existing.lastSequence() != run.firstSequence() - 1) {
+                if (!RunPhase.SUSPENDED.name().equals(existing.phase()) || existing.lastSequence() != run.firstSequence() - 1) {
                     throw new RecordingException("run " + run.runId() + " is " + existing.phase() + " at "
                             + Long.toUnsignedString(existing.lastSequence()) + " in the store, not SUSPENDED at "
                             + Long.toUnsignedString(run.firstSequence() - 1), null);
@@ -279,7 +280,7 @@ public final class HostStore implements Recorder, AutoCloseable {
             } else {
                 // Imported from elsewhere: its envelope is its first (signed) checkpoint.
                 long last = run.firstSequence() - 1;
-                insertRun(run, "SUSPENDED", last);
+                insertRun(run, RunPhase.SUSPENDED.name(), last);
                 spice.authority.snapshot.envelope.Envelope env;
                 try {
                     env = spice.authority.snapshot.envelope.Envelope.parse(run.importedEnvelope());
@@ -400,11 +401,11 @@ public final class HostStore implements Recorder, AutoCloseable {
             }
         }
         String phase = switch (e.type()) {
-            case RUN_STARTED, RUN_RESUMED -> "ACTIVE";
-            case RUN_SUSPENDED -> "SUSPENDED";
-            case RUN_COMPLETED -> "COMPLETED";
-            case RUN_CANCELLED -> "CANCELLED";
-            case RUN_FAILED -> "FAILED";
+            case RUN_STARTED, RUN_RESUMED -> RunPhase.ACTIVE.name();
+            case RUN_SUSPENDED -> RunPhase.SUSPENDED.name();
+            case RUN_COMPLETED -> RunPhase.COMPLETED.name();
+            case RUN_CANCELLED -> RunPhase.CANCELLED.name();
+            case RUN_FAILED -> RunPhase.FAILED.name();
             default -> run.phase();
         };
         {

@@ -22,6 +22,7 @@ import spice.authority.host.store.RecoveryDecision.CutOffCall;
 import spice.authority.host.store.RecoveryDecision.Outcome;
 import spice.authority.host.store.RecoveryDecision.Reason;
 import spice.authority.snapshot.contract.ProblemCode;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.envelope.EnvelopeRejectedException;
 import spice.authority.snapshot.payload.LifecycleStatus;
@@ -112,17 +113,16 @@ final class Recovery {
         checkOperations(run, events);
         HostStore.StoredCheckpoint last = lastCheckpoint(run.runId());
         Long lastSeq = last == null ? null : last.sequence();
-        boolean terminalPhase = run.phase().equals("COMPLETED") || run.phase().equals("CANCELLED")
-                || run.phase().equals("FAILED");
+        boolean terminalPhase = RunPhase.parse(run.phase()).map(RunPhase::isTerminal).orElse(false);
         if (terminalPhase && last != null && last.state().equals("signed") && !last.status().equals("suspended")) {
             return null; // ended, with its envelope: over
         }
         if (last != null && last.status().equals("suspended") && !last.state().equals("superseded")
-                && (last.sequence() == run.lastSequence() && run.phase().equals("SUSPENDED") && last.state().equals("signed")
+                && (last.sequence() == run.lastSequence() && RunPhase.SUSPENDED.name().equals(run.phase()) && last.state().equals("signed")
                         || last.sequence() == run.lastSequence() + 1 && last.state().equals("pending"))) {
             return resume(run, last);
         }
-        if (run.phase().equals("SUSPENDED")) {
+        if (RunPhase.SUSPENDED.name().equals(run.phase())) {
             throw new Hazard(Reason.MISSING_CHECKPOINT, "run " + run.runId() + " is SUSPENDED at "
                     + Long.toUnsignedString(run.lastSequence()) + " with no checkpoint there");
         }
@@ -154,12 +154,12 @@ final class Recovery {
                     + " has no events and the helper has no record of it: its start was cut off before the helper",
                     null, lastSeq, null, null);
         }
-        if (view != null && view.phase().equals("CANCELLED") && !terminalPhase) {
+        if (view != null && view.phase() == RunPhase.CANCELLED && !terminalPhase) {
             setPhase(run.runId(), "ABANDONED");
             return new RecoveryDecision(run.runId(), Outcome.RESOLVED, Reason.ABANDONED_AT_HELPER, "run " + run.runId()
                     + " was abandoned at the helper (CANCELLED)" + why, null, lastSeq, null, null);
         }
-        if (view != null && List.of("COMPLETED", "CANCELLED", "FAILED").contains(view.phase())) {
+        if (view != null && view.phase().isTerminal()) {
             setPhase(run.runId(), "ENDED");
             return new RecoveryDecision(run.runId(), Outcome.RESOLVED, Reason.ENDED_AT_HELPER, "run " + run.runId()
                     + " ended at the helper (" + view.phase() + "); its envelope was lost and a terminal is not re-issued"
@@ -289,12 +289,12 @@ final class Recovery {
             // The helper refused the envelope: has the run moved on there (a resume the store never recorded)?
             try {
                 RunView v = engine.helperView(id);
-                if (v.runId().equals(id) && v.phase().equals("CANCELLED")) {
+                if (v.runId().equals(id) && v.phase() == RunPhase.CANCELLED) {
                     setPhase(id, "ABANDONED");
                     return new RecoveryDecision(id, Outcome.RESOLVED, Reason.ABANDONED_AT_HELPER, "run " + id
                             + " was abandoned at the helper (CANCELLED)", null, seq, null, null);
                 }
-                if (v.runId().equals(id) && v.phase().equals(RunView.ACTIVE)) {
+                if (v.runId().equals(id) && v.phase() == RunPhase.ACTIVE) {
                     return new RecoveryDecision(id, Outcome.REPORTED, Reason.STALE_CHECKPOINT, "run " + id + ": the helper "
                             + "refused its checkpoint at " + Long.toUnsignedString(seq) + " (" + code + ") and shows the run "
                             + "ACTIVE at generation " + v.runGenerationText() + ": it was resumed after that checkpoint, "

@@ -9,6 +9,7 @@ import spice.authority.host.HelperTimeout;
 import spice.authority.host.ImportView;
 import spice.authority.host.RunView;
 import spice.authority.host.Session;
+import spice.authority.snapshot.contract.RunPhase;
 
 /** The engine's own rules about the helper's answers, and the real {@link Authority}; not public API. */
 final class Authorities {
@@ -83,9 +84,9 @@ final class Authorities {
             throw new HelperProtocolError("the helper's answer to the " + call + " of run " + runId
                     + " names another run: it grants no lease");
         }
-        if (!RunView.ACTIVE.equals(v.phase()) || !v.owned() || v.fenced()) {
+        if (v.phase() != RunPhase.ACTIVE || !v.owned() || v.fenced()) {
             throw new HelperProtocolError("the helper's answer to the " + call + " of run " + runId
-                    + " does not grant its lease (" + v.phaseText() + (v.owned() ? ", owned" : ", not owned")
+                    + " does not grant its lease (" + v.phase() + (v.owned() ? ", owned" : ", not owned")
                     + (v.fenced() ? ", fenced" : "") + ")");
         }
     }

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 import spice.authority.host.HelperProblem;
+import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.payload.Definition;
 import spice.authority.snapshot.payload.JsonValue;
 import spice.authority.snapshot.payload.LifecycleStatus;
@@ -293,7 +294,7 @@ public final class Run {
      * no record), so owned means this one.
      */
     private boolean leaseHeld(spice.authority.host.RunView v) {
-        return spice.authority.host.RunView.ACTIVE.equals(v.phase()) && v.owned() && !v.fenced();
+        return v.phase() == RunPhase.ACTIVE && v.owned() && !v.fenced();
     }
 
     /**
@@ -317,7 +318,7 @@ public final class Run {
             } else if (leaseHeld(v)) {
                 return;
             } else {
-                seen = v.phaseText() + (v.owned() ? ", owned" : ", owned by no session") + (v.fenced() ? ", fenced" : "");
+                seen = v.phase() + (v.owned() ? ", owned" : ", owned by no session") + (v.fenced() ? ", fenced" : "");
             }
         } catch (HelperProblem.NotFound gone) {
             seen = "with no record";

@@ -20,6 +20,7 @@ import spice.authority.host.HelperEndpoint;
 import spice.authority.host.ImportView;
 import spice.authority.host.RetryPolicy;
 import spice.authority.host.demo.ScriptedAgent;
+import spice.authority.snapshot.contract.RunPhase;
 
 /**
  * {@link Engine#close()} against a concurrent {@link Engine#start}: once close has begun, a start
@@ -94,7 +95,7 @@ class EngineCloseStartRaceTest {
 
         @Override
         public spice.authority.host.RunView inspect(String runId) {
-            return new spice.authority.host.RunView(runId, "ACTIVE", 1, true, false);
+            return new spice.authority.host.RunView(runId, RunPhase.ACTIVE, 1, true, false);
         }
 
         @Override
