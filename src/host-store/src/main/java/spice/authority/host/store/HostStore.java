@@ -93,7 +93,7 @@ public final class HostStore implements Recorder, AutoCloseable {
         this.epoch = epoch;
     }
 
-    /** The documented per-user default for {@code application}'s store (see README, "Host store"). */
+    /** The documented per-user default for {@code application}'s store (see docs/host-store.md). */
     public static Path defaultPath(String application) {
         return StoreFiles.defaultPath(application);
     }
