@@ -237,6 +237,13 @@ class TcpAndCliTest(unittest.TestCase):
         self.assertEqual(len(java), len(files))
         differ = [(f, java[f], validate(Path(f).read_bytes())) for f in files]
         differ = [d for d in differ if d[1] != d[2]]
+        # snapshot validate accepts v1alpha2 and v1alpha3; the Python client reads v1alpha2 only and
+        # names P-VERSION where Java goes on to check a v1alpha3 payload (or accepts it). The seeds are
+        # v1alpha2 and no mutation writes the v1alpha3 version, so this is empty today; should a case
+        # name it, the client may differ only by saying P-VERSION.
+        v1alpha3 = [d for d in differ if b"spice.agent.snapshot/v1alpha3" in Path(d[0]).read_bytes()]
+        self.assertEqual([d for d in v1alpha3 if d[2] != "P-VERSION"], [], "(file, snapshot validate, Python)")
+        differ = [d for d in differ if d not in v1alpha3]
         self.assertEqual(differ, [], "(file, snapshot validate, Python)")
 
 
