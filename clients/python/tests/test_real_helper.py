@@ -225,6 +225,18 @@ class TcpAndCliTest(unittest.TestCase):
             files = [str(f) for f in mutate.write_cases(KIT, Path(d), 1000, seed=20261202)]
             self.compare_with_the_cli(files)
 
+    def test_same_rules_as_snapshot_validate_on_version_order_cases(self) -> None:
+        import mutate
+        cases = mutate.version_cases((KIT / "payload-corpus/public/valid-01-minimal-suspended.json").read_bytes())
+        self.assertEqual(len(set(cases)), len(cases), "every case is an edit of its own")
+        with tempfile.TemporaryDirectory() as d:
+            files = []
+            for i, b in enumerate(cases):
+                f = Path(d) / f"v{i:03d}.json"
+                f.write_bytes(b)
+                files.append(str(f))
+            self.compare_with_the_cli(files)
+
     def compare_with_the_cli(self, files: list[str]) -> None:
         out = subprocess.run([_java(), "-jar", str(JAR), "snapshot", "validate", *files], capture_output=True,
                              text=True, timeout=120)
