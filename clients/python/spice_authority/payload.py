@@ -43,9 +43,9 @@ RULES: dict[str, str] = {
     "P-SIZE": "payload length must be 1..16777216 bytes",
     "P-JSON": "payload is not one syntactically valid JSON value",
     "P-TRAILING": "data follows the JSON value",
-    "P-UNKNOWN": "member outside the v1alpha2 shape",
+    "P-UNKNOWN": "member outside the shape of the payload's format",
     "P-TYPE": "member has the wrong JSON type or an integer out of range",
-    "P-VERSION": "version must be spice.agent.snapshot/v1alpha2",
+    "P-VERSION": "version must name an accepted snapshot format",
     "P-MSG-ID": "message id must be a token of at most 128 bytes",
     "P-PART-KIND": "part kind must be text, tool_call, tool_result or extension",
     "P-PART-INACTIVE": "part carries a member its kind does not use",
@@ -164,6 +164,9 @@ class _Raw:
         self.compat = ""
         self.tool_plan_id = ""
         self.fingerprint = ""
+        # v1alpha3's plan_identity.workspace_fingerprint, present (even as null): a v1alpha2 payload
+        # must not have it, and its version is then named (P-VERSION) before any other decoding error.
+        self.workspace_present = False
         self.seen = _Slice()
         self.last_sequence = 0
         self.status = ""
@@ -174,7 +177,10 @@ _SNAPSHOT_FIELDS = ("version", "run_id", "definition", "completed_turns", "histo
 _DEFINITION_FIELDS = ("name", "model", "max_turns")
 _MESSAGE_FIELDS = ("id", "role", "parts")
 _PART_FIELDS = ("kind", "text", "name", "call_id", "namespace", "data")
-_PLAN_FIELDS = ("compiled_identities", "snapshot_compatibility_identity", "tool_plan_id", "fingerprint")
+#: Both formats' plan members (as the Java decoder reads them): v1alpha3's ``workspace_fingerprint`` is
+#: recognised so that a v1alpha2 payload carrying it is refused for its version, as Java does.
+_PLAN_FIELDS = ("compiled_identities", "snapshot_compatibility_identity", "tool_plan_id", "fingerprint",
+                "workspace_fingerprint")
 
 
 def _fold_equals(key: str, fieldname: str) -> bool:
@@ -209,15 +215,35 @@ def _match(key: str, fields: Sequence[str]) -> int:
 
 class _Decoder:
     """Go's streaming decoder into the v1alpha2 structs: the first P-UNKNOWN/P-TYPE is remembered
-    and decoding goes on, so a syntax error anywhere (P-JSON) takes precedence."""
+    and decoding goes on, so a syntax error anywhere (P-JSON) takes precedence.
+
+    Like the Java decoder, it reads v1alpha3's ``plan_identity.workspace_fingerprint`` too, and keeps
+    a type error inside it apart from the others (``workspace_saved``): the order of the rules
+    depends on whether that member is present (see :func:`_decode_raw`)."""
 
     def __init__(self, payload: bytes) -> None:
         self.r = gj.Reader(payload)
         self.saved: tuple[str, str] | None = None
+        self.saved_order = 0
+        self.workspace_saved: str | None = None
+        self.workspace_order = 0
+        self.in_workspace = False
+        self.errors = 0
 
     def save(self, rule: str, where: str) -> None:
+        self.errors += 1
+        if self.in_workspace:
+            if self.workspace_saved is None:
+                self.workspace_saved = rule
+                self.workspace_order = self.errors
+            return
         if self.saved is None:
             self.saved = (rule, where)
+            self.saved_order = self.errors
+
+    def saved_first(self) -> bool:
+        """Whether the first error outside the workspace member came before the first inside it."""
+        return self.saved is not None and (self.workspace_saved is None or self.saved_order < self.workspace_order)
 
     def mismatch(self, where: str) -> None:
         self.save("P-TYPE", where)
@@ -339,6 +365,11 @@ class _Decoder:
                             s.tool_plan_id = self.string(s.tool_plan_id, "plan_identity.tool_plan_id")
                         elif g == 3:
                             s.fingerprint = self.string(s.fingerprint, "plan_identity.fingerprint")
+                        elif g == 4:
+                            s.workspace_present = True
+                            self.in_workspace = True
+                            self.string("", "plan_identity.workspace_fingerprint")
+                            self.in_workspace = False
                         else:
                             self.unknown("plan_identity")
             elif f == 6:
@@ -479,8 +510,6 @@ def _check_plan(s: _Raw) -> None:
 
 
 def _check(s: _Raw) -> None:
-    if s.version != FORMAT:
-        raise PayloadRejected("P-VERSION", "version")
     history = s.history.view()
     sizes = [_check_message(msg, m) for m, msg in enumerate(history)]
     if not _trimmed_non_empty(s.def_name):
@@ -673,16 +702,28 @@ class Snapshot:
 
 
 def _decode_raw(payload: bytes) -> _Raw:
+    """The decoding rules in the order of ``snapshot validate`` (the Java ``Snapshot.decodeRaw``) for
+    a reader of v1alpha2 only: P-JSON; a type error first in document order (outside the workspace
+    member, before any type error inside it); P-VERSION when the version is not v1alpha2 and there
+    is an unknown member or type error, or when a workspace member is present (v1alpha2 lacks it);
+    the first P-UNKNOWN/P-TYPE; P-TRAILING; P-VERSION."""
     d = _Decoder(payload)
     try:
         raw = d.decode()
     except gj.JsonSyntaxError as e:
         raise PayloadRejected("P-JSON", f"byte {e.offset}") from None
+    if d.saved is not None and d.saved_first() and d.saved[0] == "P-TYPE":
+        raise PayloadRejected(d.saved[0], d.saved[1])  # a type error in every format keeps its place
+    version_problem = raw.version != FORMAT or raw.workspace_present
+    if version_problem and (d.saved is not None or raw.workspace_present):
+        raise PayloadRejected("P-VERSION", "version")  # the members depend on the version: it is named first
     if d.saved is not None:
         raise PayloadRejected(d.saved[0], d.saved[1])
     d.r.skip_ws()
     if not d.r.at_end():
         raise PayloadRejected("P-TRAILING", f"byte {d.r.pos}")
+    if version_problem:
+        raise PayloadRejected("P-VERSION", "version")
     return raw
 
 

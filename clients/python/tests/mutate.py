@@ -90,3 +90,41 @@ def write_cases(kit: Path, out: Path, n: int, seed: int) -> list[Path]:
         f.write_bytes(b)
         files.append(f)
     return files
+
+
+def version_cases(valid01: bytes) -> list[bytes]:
+    """Hand-made cases of the version among the decoding rules: named before an unknown member, and
+    v1alpha3's ``plan_identity.workspace_fingerprint`` is a member v1alpha2 lacks (never the v1alpha3
+    version itself: ``snapshot validate`` accepts that format, the client does not)."""
+    a = valid01
+    v2 = b'"version":"spice.agent.snapshot/v1alpha2"'
+    ws = b'"sha256:' + b"f" * 64 + b'"'
+
+    def other(s: bytes, version: bytes) -> bytes:
+        return s.replace(v2, b'"version":' + version, 1)
+
+    def extra(s: bytes) -> bytes:
+        return s.replace(b'"status":', b'"extra":0,"status":', 1)
+
+    def with_ws(value: bytes, name: bytes = b"workspace_fingerprint") -> bytes:
+        return a.replace(b'"tests:v1"', b'"tests:v1","' + name + b'":' + value, 1)
+
+    out = []
+    for version in (b'"spice.agent.snapshot/v9"', b'"x"', b"null", b"5"):
+        out += [other(a, version), extra(other(a, version)), other(a, version) + b"x",
+                other(a, version).replace(b'"max_turns":3', b'"max_turns":3,"extra":0', 1),
+                other(a, version).replace(b'"last_sequence":7', b'"last_sequence":7.0', 1),
+                extra(other(a, version).replace(b'"max_turns":3', b'"max_turns":"3"', 1)),
+                other(with_ws(ws), version)]
+    out.append(extra(a.replace(v2 + b",", b"", 1)))
+    for value in (ws, b"null", b'""', b"5", b"[]", b"{}", b'"x"'):
+        out += [with_ws(value), with_ws(value) + b"x", extra(with_ws(value)),
+                with_ws(value).replace(b'"last_sequence":7', b'"last_sequence":"7"', 1),
+                with_ws(value).replace(b'"max_turns":3', b'"max_turns":"3"', 1)]
+    for name in ("Workspace_Fingerprint", "WORKSPACE_FINGERPRINT", "wor\\u212aspace_fingerprint",
+                 "work\u017fpace_fingerprint", "workspace_fingerprin", "workspacefingerprint"):
+        out.append(with_ws(ws, name.encode("utf-8")))
+    out.append(a.replace(b'"tests:v1"', b'"tests:v1","workspace_fingerprint":5,"workspace_fingerprint":' + ws, 1))
+    out.append(a.replace(b'"status":', b'"workspace_fingerprint":' + ws + b',"status":', 1))
+    out.append(a.replace(b'"plan_identity":{', b'"plan_identity":{"workspace_fingerprint":null},"plan_identity":{', 1))
+    return out

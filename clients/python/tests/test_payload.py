@@ -114,6 +114,100 @@ class DecoderTest(unittest.TestCase):
         self.assertEqual(cm.exception.rule, "P-TEXT")
 
 
+class VersionOrderTest(unittest.TestCase):
+    """The order of P-VERSION among the decoding rules, as ``snapshot validate`` names them for a
+    reader of v1alpha2 only (the Java PayloadV1alpha3Test): the version is named before an unknown
+    member, and v1alpha3's ``plan_identity.workspace_fingerprint`` is a member v1alpha2 lacks."""
+
+    BASE = DecoderTest.BASE
+    WS = b'"sha256:' + b"f" * 64 + b'"'
+    V2 = b'"version":"spice.agent.snapshot/v1alpha2"'
+
+    def edit(self, data: bytes, old: bytes, new: bytes) -> bytes:
+        out = data.replace(old, new, 1)
+        self.assertNotEqual(out, data)
+        return out
+
+    def refusal(self, data: bytes) -> P.PayloadRejected:
+        with self.assertRaises(P.PayloadRejected) as cm:
+            P.decode(data)
+        return cm.exception
+
+    def with_workspace(self, value: bytes = b"", name: bytes = b"workspace_fingerprint") -> bytes:
+        return self.edit(self.BASE, b'"tests:v1"', b'"tests:v1","' + name + b'":' + (value or self.WS))
+
+    def version(self, data: bytes, version: bytes) -> bytes:
+        return self.edit(data, self.V2, b'"version":"' + version + b'"')
+
+    def unknown(self, data: bytes) -> bytes:
+        return self.edit(data, b'"status":', b'"extra":0,"status":')
+
+    def test_unknown_version_with_unknown_member_is_a_version_error(self) -> None:
+        e = self.refusal(self.unknown(self.version(self.BASE, b"spice.agent.snapshot/v9")))
+        self.assertEqual((e.rule, e.where), ("P-VERSION", "version"))
+        nested = self.edit(self.version(self.BASE, b"x"), b'"max_turns":3', b'"max_turns":3,"extra":0')
+        self.assertEqual(P.validate(nested), "P-VERSION")
+        self.assertEqual(P.validate(self.unknown(self.edit(self.BASE, self.V2 + b",", b""))), "P-VERSION", "no version")
+        v3 = self.version(self.BASE, b"spice.agent.snapshot/v1alpha3")
+        self.assertEqual(P.validate(self.unknown(v3)), "P-VERSION", "v1alpha3 is not accepted here")
+
+    def test_known_version_unknown_member_stays_unknown(self) -> None:
+        e = self.refusal(self.unknown(self.BASE))
+        self.assertEqual((e.rule, e.where), ("P-UNKNOWN", "$"))
+        # outside plan_identity the workspace member is unknown in every format
+        self.assertEqual(P.validate(self.edit(self.BASE, b'"status":', b'"workspace_fingerprint":"",' + b'"status":')),
+                         "P-UNKNOWN")
+
+    def test_v1alpha2_with_workspace_member_is_a_version_error(self) -> None:
+        e = self.refusal(self.with_workspace())
+        self.assertEqual((e.rule, e.where), ("P-VERSION", "version"))
+        # also when the member is null, a number, or spelled in another case (Go's folding)
+        self.assertEqual(P.validate(self.with_workspace(b"null")), "P-VERSION")
+        self.assertEqual(P.validate(self.with_workspace(b"5")), "P-VERSION")
+        self.assertEqual(P.validate(self.with_workspace(b'""')), "P-VERSION")
+        self.assertEqual(P.validate(self.with_workspace(name=b"Workspace_Fingerprint")), "P-VERSION")
+        self.assertEqual(P.validate(self.with_workspace(name="wor\u212aspace_fingerprint".encode())), "P-VERSION")
+        self.assertEqual(P.validate(self.with_workspace(name="WORK\u017fPACE_FINGERPRINT".encode())), "P-VERSION")
+        self.assertEqual(P.validate(self.with_workspace(name=b"workspace_fingerprin")), "P-UNKNOWN")
+        # before trailing data and before an unknown member or a later type error
+        self.assertEqual(P.validate(self.with_workspace() + b"x"), "P-VERSION")
+        self.assertEqual(P.validate(self.unknown(self.with_workspace())), "P-VERSION")
+        # a type error outside it keeps its place (it is one in every format) ...
+        self.assertEqual(P.validate(self.edit(self.with_workspace(), b'"last_sequence":7', b'"last_sequence":"7"')),
+                         "P-TYPE")
+        # ... unless a type error inside it came first: that one counts for v1alpha3 only
+        self.assertEqual(P.validate(self.edit(self.with_workspace(b"5"), b'"last_sequence":7', b'"last_sequence":"7"')),
+                         "P-VERSION")
+        # but a syntax error still comes first
+        self.assertEqual(P.validate(self.with_workspace()[:-1]), "P-JSON")
+
+    def test_type_error_first_keeps_its_place(self) -> None:
+        typed = self.edit(self.BASE, b'"max_turns":3', b'"max_turns":"3"')
+        e = self.refusal(self.unknown(self.version(typed, b"x")))
+        self.assertEqual((e.rule, e.where), ("P-TYPE", "definition.max_turns"))
+        e = self.refusal(self.edit(typed, b'"tests:v1"', b'"tests:v1","workspace_fingerprint":5'))
+        self.assertEqual((e.rule, e.where), ("P-TYPE", "definition.max_turns"), "before the workspace member")
+        late = self.edit(self.version(self.BASE, b"x"), b'"last_sequence":7', b'"last_sequence":7.0')
+        self.assertEqual(P.validate(late), "P-TYPE")
+
+    def test_unknown_version_alone_trailing_data_still_first(self) -> None:
+        self.assertEqual(P.validate(self.version(self.BASE, b"x") + b"x"), "P-TRAILING")
+        self.assertEqual(P.validate(self.version(self.BASE, b"x")), "P-VERSION")
+
+    def test_v1alpha3_corpus_is_refused_for_its_version(self) -> None:
+        # A v1alpha2-only reader: what snapshot validate names where only v1alpha2 is accepted.
+        index = kit_json("payload-corpus/v1alpha3/index.json")
+        for case in index["cases"]:
+            with self.subTest(case["file"]):
+                data = (KIT / "payload-corpus/v1alpha3" / case["file"]).read_bytes()
+                if case["file"] == "invalid-version-v1alpha2-payload.json":
+                    self.assertIsNone(P.validate(data))  # a valid v1alpha2 payload
+                    continue
+                # syntax first; otherwise the version, also before trailing data (the workspace member is there)
+                rule = case.get("rule")
+                self.assertEqual(P.validate(data), rule if rule in ("P-SIZE", "P-JSON") else "P-VERSION")
+
+
 class BuilderTest(unittest.TestCase):
     PLAN = P.PlanIdentity(("broker:injected", "provider:injected", "stage:kernel"), "tests:v1", "generation-1",
                           "sha256:" + "0" * 64)

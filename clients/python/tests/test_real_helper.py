@@ -225,6 +225,18 @@ class TcpAndCliTest(unittest.TestCase):
             files = [str(f) for f in mutate.write_cases(KIT, Path(d), 1000, seed=20261202)]
             self.compare_with_the_cli(files)
 
+    def test_same_rules_as_snapshot_validate_on_version_order_cases(self) -> None:
+        import mutate
+        cases = mutate.version_cases((KIT / "payload-corpus/public/valid-01-minimal-suspended.json").read_bytes())
+        self.assertEqual(len(set(cases)), len(cases), "every case is an edit of its own")
+        with tempfile.TemporaryDirectory() as d:
+            files = []
+            for i, b in enumerate(cases):
+                f = Path(d) / f"v{i:03d}.json"
+                f.write_bytes(b)
+                files.append(str(f))
+            self.compare_with_the_cli(files)
+
     def compare_with_the_cli(self, files: list[str]) -> None:
         out = subprocess.run([_java(), "-jar", str(JAR), "snapshot", "validate", *files], capture_output=True,
                              text=True, timeout=120)
@@ -237,6 +249,13 @@ class TcpAndCliTest(unittest.TestCase):
         self.assertEqual(len(java), len(files))
         differ = [(f, java[f], validate(Path(f).read_bytes())) for f in files]
         differ = [d for d in differ if d[1] != d[2]]
+        # snapshot validate accepts v1alpha2 and v1alpha3; the Python client reads v1alpha2 only and
+        # names P-VERSION where Java goes on to check a v1alpha3 payload (or accepts it). The seeds are
+        # v1alpha2 and no mutation writes the v1alpha3 version, so this is empty today; should a case
+        # name it, the client may differ only by saying P-VERSION.
+        v1alpha3 = [d for d in differ if b"spice.agent.snapshot/v1alpha3" in Path(d[0]).read_bytes()]
+        self.assertEqual([d for d in v1alpha3 if d[2] != "P-VERSION"], [], "(file, snapshot validate, Python)")
+        differ = [d for d in differ if d not in v1alpha3]
         self.assertEqual(differ, [], "(file, snapshot validate, Python)")
 
 

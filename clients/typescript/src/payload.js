@@ -31,9 +31,9 @@ export const PAYLOAD_RULES = Object.freeze({
   'P-SIZE': 'payload length must be 1..16777216 bytes',
   'P-JSON': 'payload is not one syntactically valid JSON value',
   'P-TRAILING': 'data follows the JSON value',
-  'P-UNKNOWN': 'member outside the v1alpha2 shape',
+  'P-UNKNOWN': "member outside the shape of the payload's format",
   'P-TYPE': 'member has the wrong JSON type or an integer out of range',
-  'P-VERSION': 'version must be spice.agent.snapshot/v1alpha2',
+  'P-VERSION': 'version must name an accepted snapshot format',
   'P-MSG-ID': 'message id must be a token of at most 128 bytes',
   'P-PART-KIND': 'part kind must be text, tool_call, tool_result or extension',
   'P-PART-INACTIVE': 'part carries a member its kind does not use',
@@ -121,7 +121,9 @@ function rawSnapshot() {
     version: '', runId: '', runIdSubstituted: false,
     definition: { name: '', model: '', maxTurns: 0n },
     completedTurns: 0n, history: slice(),
-    plan: { compiledIdentities: slice(), snapshotCompatibilityIdentity: '', toolPlanId: '', fingerprint: '' },
+    // workspacePresent: v1alpha3's plan_identity.workspace_fingerprint was there (even as null); a
+    // v1alpha2 payload must not have it, and its version is then named before other decoding errors.
+    plan: { compiledIdentities: slice(), snapshotCompatibilityIdentity: '', toolPlanId: '', fingerprint: '', workspacePresent: false },
     seenInteractionIds: slice(), lastSequence: 0n, status: '',
   };
 }
@@ -142,24 +144,48 @@ const SNAPSHOT_FIELDS = ['version', 'run_id', 'definition', 'completed_turns', '
 const DEFINITION_FIELDS = ['name', 'model', 'max_turns'];
 const MESSAGE_FIELDS = ['id', 'role', 'parts'];
 const PART_FIELDS = ['kind', 'text', 'name', 'call_id', 'namespace', 'data'];
-const PLAN_FIELDS = ['compiled_identities', 'snapshot_compatibility_identity', 'tool_plan_id', 'fingerprint'];
+// Both formats' plan members, as the Java decoder reads them: v1alpha3's workspace_fingerprint is
+// recognised so that a v1alpha2 payload carrying it is refused for its version, as Java does.
+const PLAN_FIELDS = ['compiled_identities', 'snapshot_compatibility_identity', 'tool_plan_id', 'fingerprint',
+  'workspace_fingerprint'];
 
+// Like the Java decoder, a type error inside workspace_fingerprint is kept apart from the others
+// (workspaceSaved): the order of the rules depends on whether that member is present (decodeRaw).
 class Decoder {
   constructor(bytes) {
     this.r = new GoJsonReader(bytes);
     this.saved = null;
     this.savedAt = null;
+    this.savedOrder = 0;
+    this.workspaceSaved = null;
+    this.workspaceOrder = 0;
+    this.inWorkspace = false;
+    this.errors = 0;
     this.curMessage = 0;
     this.curPart = 0;
     this.curElement = 0;
   }
 
   save(rule, where) {
+    this.errors++;
+    if (this.inWorkspace) {
+      if (this.workspaceSaved === null) {
+        this.workspaceSaved = rule;
+        this.workspaceOrder = this.errors;
+      }
+      return;
+    }
     if (this.saved === null) {
       this.saved = rule;
+      this.savedOrder = this.errors;
       this.savedAt = where.replace('%m', String(this.curMessage)).replace('%p', String(this.curPart))
         .replace('%i', String(this.curElement));
     }
+  }
+
+  /** Whether the first error outside the workspace member came before the first inside it. */
+  savedFirst() {
+    return this.saved !== null && (this.workspaceSaved === null || this.savedOrder < this.workspaceOrder);
   }
 
   typeMismatch(where) {
@@ -352,6 +378,12 @@ class Decoder {
         case 1: p.snapshotCompatibilityIdentity = this.string(p.snapshotCompatibilityIdentity, 'plan_identity.snapshot_compatibility_identity'); break;
         case 2: p.toolPlanId = this.string(p.toolPlanId, 'plan_identity.tool_plan_id'); break;
         case 3: p.fingerprint = this.string(p.fingerprint, 'plan_identity.fingerprint'); break;
+        case 4:
+          p.workspacePresent = true;
+          this.inWorkspace = true;
+          this.string('', 'plan_identity.workspace_fingerprint');
+          this.inWorkspace = false;
+          break;
         default: this.unknown('plan_identity');
       }
     }
@@ -375,7 +407,6 @@ const reject = (rule, where) => new PayloadRejected(rule, where);
 const loc = (m, p) => `history[${m}].parts[${p}]`;
 
 function checkRules(s) {
-  if (s.version !== FORMAT) throw reject('P-VERSION', 'version');
   const history = view(s.history);
   const sizes = history.map((m, i) => checkMessage(m, i));
   if (s.history.overflowFailure) throw s.history.overflowFailure;
@@ -570,6 +601,11 @@ function asBytes(payload) {
   throw new TypeError('payload must be a Uint8Array or a string');
 }
 
+// The decoding rules in the order of `snapshot validate` (Java Snapshot.decodeRaw) for a reader of
+// v1alpha2 only: P-JSON; a type error first in document order (outside the workspace member, before
+// any type error inside it); P-VERSION when the version is not v1alpha2 and there is an unknown
+// member or type error, or when a workspace member is present (v1alpha2 lacks it); the first
+// P-UNKNOWN/P-TYPE; P-TRAILING; P-VERSION.
 function decodeRaw(input) {
   const d = new Decoder(input);
   let raw;
@@ -579,9 +615,15 @@ function decodeRaw(input) {
     if (e instanceof JsonSyntaxError) throw reject('P-JSON', `byte ${e.offset}`);
     throw e;
   }
+  // A type error outside the workspace member is one in every format: it keeps its place.
+  if (d.savedFirst() && d.saved === 'P-TYPE') throw reject(d.saved, d.savedAt);
+  const versionProblem = raw.version !== FORMAT || raw.plan.workspacePresent;
+  // The members depend on the version: it is named first.
+  if (versionProblem && (d.saved !== null || raw.plan.workspacePresent)) throw reject('P-VERSION', 'version');
   if (d.saved !== null) throw reject(d.saved, d.savedAt);
   d.r.skipWhitespace();
   if (!d.r.atEnd()) throw reject('P-TRAILING', `byte ${d.r.pos}`);
+  if (versionProblem) throw reject('P-VERSION', 'version');
   return raw;
 }
 

@@ -45,10 +45,16 @@ test('validatePayload agrees with `spice-authority snapshot validate` on 3000 mu
   const failures = [];
   const rules = new Set();
   theirs.forEach((j, i) => {
-    const v = validatePayload(fs.readFileSync(files[i]));
+    const bytes = fs.readFileSync(files[i]);
+    const v = validatePayload(bytes);
     const mine = v.ok ? 'OK' : `${v.rule} at ${v.where}`;
     const want = j.verdict === 'OK' ? 'OK' : `${j.rule} at ${j.location ?? null}`;
     rules.add(j.verdict === 'OK' ? 'OK' : j.rule);
+    // snapshot validate accepts v1alpha2 and v1alpha3; this client reads v1alpha2 only and names
+    // P-VERSION where Java goes on to check a v1alpha3 payload (or accepts it). The seeds are v1alpha2
+    // and no mutation writes the v1alpha3 version, so this never applies today; should a mutant name
+    // it, the client may differ only by saying P-VERSION.
+    if (mine !== want && mine === 'P-VERSION at version' && bytes.includes('spice.agent.snapshot/v1alpha3')) return;
     if (mine !== want) failures.push(`${path.basename(files[i])}: ${mine}, Java ${want}`);
   });
   t.diagnostic(`${files.length} mutants, ${rules.size} distinct verdicts`);

@@ -135,6 +135,75 @@ test('decoder: the first broken rule in Go check order; a syntax error anywhere 
   assert.equal(rule('['.repeat(10001) + ']'.repeat(10001)), 'P-JSON');
 });
 
+// The order of P-VERSION among the decoding rules, as `snapshot validate` names them for a reader of
+// v1alpha2 only (the Java PayloadV1alpha3Test): the version is named before an unknown member, and
+// v1alpha3's plan_identity.workspace_fingerprint is a member v1alpha2 lacks.
+test('version order: an unknown version with an unknown member is P-VERSION; a known version keeps P-UNKNOWN', () => {
+  const base = kitBytes('payload-corpus/public/valid-01-minimal-suspended.json').toString();
+  const check = (s) => { const v = validatePayload(Buffer.from(s)); return v.ok ? 'OK' : `${v.rule} at ${v.where}`; };
+  const version = (s, v) => edit(s, '"version":"spice.agent.snapshot/v1alpha2"', `"version":"${v}"`);
+  const unknown = (s) => edit(s, '"status":', '"extra":0,"status":');
+  assert.equal(check(unknown(version(base, 'spice.agent.snapshot/v9'))), 'P-VERSION at version');
+  assert.equal(check(edit(version(base, 'x'), '"max_turns":3', '"max_turns":3,"extra":0')), 'P-VERSION at version');
+  assert.equal(check(unknown(edit(base, '"version":"spice.agent.snapshot/v1alpha2",', ''))), 'P-VERSION at version', 'no version');
+  assert.equal(check(unknown(version(base, 'spice.agent.snapshot/v1alpha3'))), 'P-VERSION at version', 'v1alpha3 is not accepted here');
+  assert.equal(check(unknown(base)), 'P-UNKNOWN at $');
+  // outside plan_identity the workspace member is unknown in every format
+  assert.equal(check(edit(base, '"status":', '"workspace_fingerprint":"","status":')), 'P-UNKNOWN at $');
+  // a type error first keeps its place; an unknown version alone comes after trailing data
+  const typed = edit(base, '"max_turns":3', '"max_turns":"3"');
+  assert.equal(check(unknown(version(typed, 'x'))), 'P-TYPE at definition.max_turns');
+  assert.equal(check(edit(version(base, 'x'), '"last_sequence":7', '"last_sequence":7.0')), 'P-TYPE at last_sequence');
+  assert.equal(check(version(base, 'x') + 'x'), `P-TRAILING at byte ${Buffer.byteLength(version(base, 'x'))}`);
+  assert.equal(check(version(base, 'x')), 'P-VERSION at version');
+});
+
+test('version order: v1alpha2 with plan_identity.workspace_fingerprint is P-VERSION, a type error inside it counting for v1alpha3 only', () => {
+  const base = kitBytes('payload-corpus/public/valid-01-minimal-suspended.json').toString();
+  const rule = (s) => validatePayload(Buffer.from(s)).rule;
+  const check = (s) => { const v = validatePayload(Buffer.from(s)); return v.ok ? 'OK' : `${v.rule} at ${v.where}`; };
+  const ws = `"sha256:${'f'.repeat(64)}"`;
+  const withWs = (value = ws, name = 'workspace_fingerprint') => edit(base, '"tests:v1"', `"tests:v1","${name}":${value}`);
+  assert.equal(check(withWs()), 'P-VERSION at version');
+  // also when the member is null, empty, a number, or spelled in another case (Go's folding)
+  for (const v of ['null', '""', '5', '[]']) assert.equal(rule(withWs(v)), 'P-VERSION', v);
+  for (const n of ['Workspace_Fingerprint', 'wor\\u212aspace_fingerprint', 'WORK\u017fPACE_FINGERPRINT']) {
+    assert.equal(rule(withWs(ws, n)), 'P-VERSION', n);
+  }
+  assert.equal(rule(withWs(ws, 'workspace_fingerprin')), 'P-UNKNOWN');
+  // before trailing data and before an unknown member
+  assert.equal(rule(withWs() + 'x'), 'P-VERSION');
+  assert.equal(rule(edit(withWs(), '"status":', '"extra":0,"status":')), 'P-VERSION');
+  // a type error outside it keeps its place, unless a type error inside it came first
+  assert.equal(check(edit(withWs(), '"last_sequence":7', '"last_sequence":"7"')), 'P-TYPE at last_sequence');
+  assert.equal(rule(edit(withWs('5'), '"last_sequence":7', '"last_sequence":"7"')), 'P-VERSION');
+  assert.equal(check(edit(edit(base, '"max_turns":3', '"max_turns":"3"'), '"tests:v1"', '"tests:v1","workspace_fingerprint":5')),
+    'P-TYPE at definition.max_turns', 'a type error before the member');
+  // a syntax error still comes first
+  assert.equal(rule(withWs().slice(0, -1)), 'P-JSON');
+});
+
+test('version order: the v1alpha3 corpus is refused for its version (what snapshot validate says where only v1alpha2 is accepted)', () => {
+  const index = kitJson('payload-corpus/v1alpha3/index.json');
+  const failures = [];
+  for (const c of index.cases) {
+    const v = validatePayload(kitBytes(`payload-corpus/v1alpha3/${c.file}`));
+    const got = v.ok ? 'OK' : v.rule;
+    // syntax first; otherwise the version, also before trailing data (the workspace member is there)
+    const want = c.file === 'invalid-version-v1alpha2-payload.json' ? 'OK' // a valid v1alpha2 payload
+      : ['P-SIZE', 'P-JSON'].includes(c.rule) ? c.rule : 'P-VERSION';
+    if (got !== want) failures.push(`${c.file}: got ${got}, want ${want}`);
+  }
+  assert.deepEqual(failures, []);
+  assert.ok(index.cases.length > 40);
+});
+
+function edit(s, from, to) {
+  const out = s.replace(from, to);
+  assert.notEqual(out, s, `no ${from}`);
+  return out;
+}
+
 test('bin/canonicalize: OK for canonical files, REJECTED FILE RULE otherwise; exit 0 only when all are OK', (t) => {
   const bin = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), '../bin/canonicalize.js');
   const dir = path.join(KIT, 'payload-corpus/public');

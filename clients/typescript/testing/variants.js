@@ -84,5 +84,36 @@ export function variants(valid01, valid03) {
   add(a + ' ');
   add(a + '\n');
   add(a.replace('{"version"', '{ "version"'));
+  // the version among the decoding rules: named before an unknown member, and v1alpha3's
+  // plan_identity.workspace_fingerprint is a member v1alpha2 lacks (never the v1alpha3 version
+  // itself: Java accepts that format, this client does not)
+  const ws = `"sha256:${'f'.repeat(64)}"`;
+  const other = (s, version) => s.replace('"version":"spice.agent.snapshot/v1alpha2"', `"version":${version}`);
+  const extra = (s) => s.replace('"status":', '"extra":0,"status":');
+  const withWs = (value, name = 'workspace_fingerprint') => a.replace('"tests:v1"', `"tests:v1","${name}":${value}`);
+  for (const version of ['"spice.agent.snapshot/v9"', '"x"', 'null', '5']) {
+    add(other(a, version));
+    add(extra(other(a, version)));
+    add(other(a, version) + 'x');
+    add(other(a, version).replace('"max_turns":3', '"max_turns":3,"extra":0'));
+    add(other(a, version).replace('"last_sequence":7', '"last_sequence":7.0'));
+    add(extra(other(a, version).replace('"max_turns":3', '"max_turns":"3"')));
+    add(other(withWs(ws), version));
+  }
+  add(extra(a.replace('"version":"spice.agent.snapshot/v1alpha2",', '')));
+  for (const value of [ws, 'null', '""', '5', '[]', '{}', '"x"']) {
+    add(withWs(value));
+    add(withWs(value) + 'x');
+    add(extra(withWs(value)));
+    add(withWs(value).replace('"last_sequence":7', '"last_sequence":"7"'));
+    add(withWs(value).replace('"max_turns":3', '"max_turns":"3"'));
+  }
+  for (const name of ['Workspace_Fingerprint', 'WORKSPACE_FINGERPRINT', 'wor\\u212aspace_fingerprint', 'work\u017fpace_fingerprint',
+    'workspace_fingerprin', 'workspacefingerprint']) {
+    add(withWs(ws, name));
+  }
+  add(a.replace('"tests:v1"', `"tests:v1","workspace_fingerprint":5,"workspace_fingerprint":${ws}`));
+  add(a.replace('"status":', `"workspace_fingerprint":${ws},"status":`));
+  add(a.replace('"plan_identity":{', `"plan_identity":{"workspace_fingerprint":null},"plan_identity":{`));
   return v;
 }
