@@ -5,7 +5,6 @@ import jakarta.inject.Inject;
 import java.util.Optional;
 import java.util.function.Consumer;
 import org.jboss.logging.Logger;
-import spice.authority.app.runtime.ServeContext;
 import spice.authority.app.text.LogText;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.AuthorityException;
@@ -36,17 +35,17 @@ public class RunLeases {
 
     private final SessionRegistry sessions;
     private final SessionMetrics metrics;
-    private final ServeContext serve;
+    private final RunAuthority authority;
 
     @Inject
-    public RunLeases(SessionRegistry sessions, SessionMetrics metrics, ServeContext serve) {
+    public RunLeases(SessionRegistry sessions, SessionMetrics metrics, RunAuthority authority) {
         this.sessions = sessions;
         this.metrics = metrics;
-        this.serve = serve;
+        this.authority = authority;
     }
 
     private RunAuthority authority() {
-        return serve.authority();
+        return authority;
     }
 
     /** A lease the session now holds: its run at {@code runGeneration}, ACTIVE. */

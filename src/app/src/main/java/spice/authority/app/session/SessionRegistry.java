@@ -11,7 +11,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.logging.Logger;
 import spice.authority.app.runtime.HelperConfig;
-import spice.authority.app.runtime.ServeContext;
+import spice.authority.app.runtime.PeerPolicy;
 import spice.authority.app.text.LogText;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.AuthorityException;
@@ -50,10 +50,13 @@ public class SessionRegistry {
     Quotas quotas;
 
     @Inject
-    ServeContext serve;
+    ProcessWatcher processes;
+
+    @Inject
+    PeerPolicy peers;
 
     private ProcessWatcher processes() {
-        return serve.processes();
+        return processes;
     }
 
     private String newId() {
@@ -138,12 +141,12 @@ public class SessionRegistry {
 
     /**
      * Whether {@code pid} runs as the helper's user. POSIX: its real uid equals the helper's uid
-     * read once at start ({@link ServeContext#effectiveUid()}), exactly one read per check as
+     * read once at start ({@link PeerPolicy#effectiveUid()}), exactly one read per check as
      * before Windows was wired in. Windows (no uid, {@code effectiveUid} -1): the platform compares
      * token user SIDs ({@link ProcessWatcher#isOwnUser}). Unknown throws; never "same user".
      */
     private boolean ownUser(ProcessWatcher pw, long pid) throws ProcessWatchException {
-        long euid = serve.effectiveUid();
+        long euid = peers.effectiveUid();
         if (euid >= 0) {
             OptionalLong uid = pw.realUid(pid);
             return uid.isPresent() && uid.getAsLong() == euid;

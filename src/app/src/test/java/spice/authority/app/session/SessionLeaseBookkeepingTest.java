@@ -12,7 +12,6 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import spice.authority.app.runtime.ServeContext;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.Cancellation;
 import spice.authority.core.RecordCodec;
@@ -78,7 +77,7 @@ class SessionLeaseBookkeepingTest {
         }, new SecureRandom());
         ProcessWatcher watcher = SecureDirectories.provider().processWatcher();
         long euid = watcher.realUid(ProcessHandle.current().pid()).orElseThrow();
-        registry = SessionStartTimeRecheckTest.registry(new ServeContext(authority, null, null, null, null, null, watcher, euid));
+        registry = SessionStartTimeRecheckTest.registry(watcher, euid);
         host = new ProcessBuilder("sleep", "1000").start();
     }
 

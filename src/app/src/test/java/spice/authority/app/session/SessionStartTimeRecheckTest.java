@@ -12,7 +12,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import spice.authority.app.runtime.HelperConfig;
-import spice.authority.app.runtime.ServeContext;
+import spice.authority.app.runtime.PeerPolicy;
 import spice.authority.os.ProcessWatchException;
 import spice.authority.os.ProcessWatcher;
 import spice.authority.os.SecureDirectories;
@@ -38,14 +38,18 @@ class SessionStartTimeRecheckTest {
         platform = SecureDirectories.provider().processWatcher();
         watcher = new ShiftingWatcher(platform);
         long euid = platform.realUid(ProcessHandle.current().pid()).orElseThrow();
-        registry = registry(new ServeContext(null, null, null, null, null, null, watcher, euid));
+        registry = registry(watcher, euid);
         host = new ProcessBuilder("sleep", "1000").start();
     }
 
-    /** A registry wired as CDI wires it, over {@code serve}, with this test's configuration and no metrics. */
-    static SessionRegistry registry(ServeContext serve) {
+    /**
+     * A registry wired as CDI wires it, over {@code processes} and the helper uid {@code euid}, with
+     * this test's configuration and no metrics.
+     */
+    static SessionRegistry registry(ProcessWatcher processes, long euid) {
         SessionRegistry registry = new SessionRegistry();
-        registry.serve = serve;
+        registry.processes = processes;
+        registry.peers = PeerPolicy.tokenOnly(euid);
         registry.metrics = new SessionMetrics() {
             @Override
             public void sessionOpened() {}
@@ -339,7 +343,7 @@ class SessionStartTimeRecheckTest {
 
     @Test
     void open_onPosix_comparesWithTheUidReadAtStart_neverReadsTheHelpersOwnUidAgain() {
-        // POSIX sessions compare the host's real uid with ServeContext.effectiveUid (read once at
+        // POSIX sessions compare the host's real uid with PeerPolicy.effectiveUid (read once at
         // start), one /proc read per check, as before the Windows wiring.
         watcher.selfUidUnreadable = true;
         assertThat(registry.open(host.pid(), true).isClosed()).isFalse();
@@ -350,7 +354,7 @@ class SessionStartTimeRecheckTest {
     @Test
     void open_onPosix_hostOfAnotherUidThanTheHelpersStartUid_refused() throws ProcessWatchException {
         long euid = platform.realUid(ProcessHandle.current().pid()).orElseThrow();
-        registry.serve = new ServeContext(null, null, null, null, null, null, watcher, euid + 1);
+        registry.peers = PeerPolicy.tokenOnly(euid + 1);
         assertThatThrownBy(() -> registry.open(host.pid(), true)).isInstanceOf(SessionException.NotHost.class);
         assertThatThrownBy(() -> registry.openForAncestor(host.pid(), host.pid())).isInstanceOf(SessionException.NotHost.class);
         assertThat(registry.all()).isEmpty();
@@ -358,7 +362,7 @@ class SessionStartTimeRecheckTest {
 
     @Test
     void open_withoutAUid_asWindows_asksThePlatformsIsOwnUser() {
-        registry.serve = new ServeContext(null, null, null, null, null, null, watcher, -1);
+        registry.peers = PeerPolicy.tokenOnly(-1);
         assertThat(registry.open(host.pid(), true).isClosed()).isFalse();
         watcher.selfUidUnreadable = true; // the platform's own-user answer is unknown: refused
         assertThatThrownBy(() -> registry.open(host.pid(), true)).isInstanceOf(SessionException.Unavailable.class);
