@@ -63,11 +63,11 @@ public class RunResources {
     RunAuthority authority;
 
     private Dto.RunView view(RunRecord r) {
-        return Dto.RunView.of(r, leases.isOwned(r.runId()), authority.isFenced(new RunId(r.runId())));
+        return Dto.RunView.of(r, leases.isOwned(new RunId(r.runId())), authority.isFenced(new RunId(r.runId())));
     }
 
     private static Dto.RunView active(RunLeases.Owned run) {
-        return new Dto.RunView(run.runId(), RunPhase.ACTIVE.name(), Dto.u64(run.runGeneration()), true);
+        return new Dto.RunView(run.runId().value(), RunPhase.ACTIVE.name(), Dto.u64(run.runGeneration()), true);
     }
 
     @GET

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import spice.authority.app.session.LeaseBook;
 import spice.authority.app.session.RunLeases;
 import spice.authority.app.session.SessionRegistry;
 import spice.authority.core.AuthorityException;
@@ -64,7 +65,7 @@ class FencedStartViewTest {
     private static RunResources resources(RunAuthority a) {
         RunResources r = new RunResources();
         r.authority = a;
-        r.leases = new RunLeases(new SessionRegistry(), new Metrics(), a);
+        r.leases = new RunLeases(new SessionRegistry(), new LeaseBook(), new Metrics(), a);
         return r;
     }
 
