@@ -23,7 +23,9 @@ import spice.authority.os.ProcessWatcher;
  * and offers no way to pass objects in (the arguments of {@code Quarkus.run} reach only the
  * application's run method). Opening the authority inside the container instead ({@code @Startup}
  * or a {@code StartupEvent} observer, which Quarkus runs before the HTTP server starts) would turn
- * every refusal into a failed Quarkus boot, with its own error output, after Quarkus had started.
+ * every refusal into a failed Quarkus boot, with its own error output, after Quarkus had started;
+ * and serve's options would still need a static to reach the configuration, since nothing is
+ * carried in system properties.
  * So this is the one static of the hand-over; only this package reads it: the producers below,
  * when the container first asks for a bean, and {@link ServeListenerConfig}, for the endpoint.
  */

@@ -97,8 +97,7 @@ public class RunLeases {
      * SUSPENDED with when the payload is identical (a lost answer is never fatal), nothing else.
      */
     public Signed sign(Session s, Snapshot snapshot) throws AuthorityException {
-        // A decoded snapshot passed the one run-ID rule; refused here as well, never assumed.
-        RunId runId = RunId.parse(snapshot.runId()).orElseThrow(() -> new SessionException.Invalid(RunId.RULE));
+        RunId runId = new RunId(snapshot.runId()); // a decoded snapshot passed P-RUNID, the same rule
         Optional<ActiveRun> lease = book.ownedBy(s, runId);
         if (lease.isEmpty()) {
             if (snapshot.status() != LifecycleStatus.SUSPENDED) {
