@@ -17,7 +17,8 @@ public final class QuarkusEntry {
 
     public static void main(String... args) {
         // Quarkus logs through JBoss LogManager; set it before anything (the platform selection
-        // log line of 'serve') touches java.util.logging.
+        // log line of 'serve') touches java.util.logging. This configures the JVM's logging only;
+        // no state reaches the container through system properties (serve: runtime/ServeProducers).
         System.setProperty("java.util.logging.manager", "org.jboss.logmanager.LogManager");
         ServeCommand fast = ServeCommand.fastArgs(args);
         if (fast != null) {

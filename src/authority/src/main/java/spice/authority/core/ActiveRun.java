@@ -37,8 +37,8 @@ public final class ActiveRun implements AutoCloseable {
         this.generation = generation;
     }
 
-    public String runId() {
-        return runId.value();
+    public RunId runId() {
+        return runId;
     }
 
     /** The current run (transition) generation. */

@@ -41,8 +41,8 @@ public final class RunImport implements AutoCloseable {
         this.verifier = verifier;
     }
 
-    public String runId() {
-        return runId.value();
+    public RunId runId() {
+        return runId;
     }
 
     /** The run generation of the SUSPENDED record being imported; consume writes the next one. */

@@ -23,7 +23,8 @@ import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
 import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
-import spice.authority.app.runtime.ServeContext;
+import spice.authority.app.runtime.BearerToken;
+import spice.authority.app.runtime.Endpoint;
 import spice.authority.app.session.RunLeases;
 import spice.authority.app.view.InspectView;
 import spice.authority.app.view.JsonTree;
@@ -46,7 +47,14 @@ public class AuthorityResources {
     LargeBodies largeBodies;
 
     @Inject
-    ServeContext serve;
+    RunAuthority authority;
+
+    @Inject
+    Endpoint endpoint;
+
+    /** The token of a TCP endpoint, the key of the proof; null on a Unix socket. */
+    @Inject
+    BearerToken bearerToken;
 
     @Inject
     io.quarkus.vertx.http.HttpServer server;
@@ -71,7 +79,7 @@ public class AuthorityResources {
     @APIResponse(responseCode = "404", description = "not_found: the helper serves a Unix socket (its peer credentials are the proof)",
             content = @Content(mediaType = PROBLEM))
     public Dto.EndpointProofResponse endpointProof(@Context RoutingContext rc) {
-        if (!(serve.endpoint() instanceof ServeContext.Endpoint.Tcp)) {
+        if (!(endpoint instanceof Endpoint.Tcp)) {
             throw ApiException.notFound("the endpoint proof is served on TCP only; on a Unix socket the client "
                     + "checks the helper's peer credentials");
         }
@@ -86,7 +94,7 @@ public class AuthorityResources {
         if (local == null) {
             throw new IllegalStateException("the connection's local address is unknown");
         }
-        return new Dto.EndpointProofResponse(EndpointProof.proof(serve.bearerToken(), nonce,
+        return new Dto.EndpointProofResponse(EndpointProof.proof(bearerToken, nonce,
                 EndpointProof.local(local.hostAddress()), local.port()));
     }
 
@@ -96,7 +104,7 @@ public class AuthorityResources {
     @Operation(summary = "Scope ID, key generation, state and counts; never secrets")
     @APIResponse(responseCode = "200", description = "the authority view")
     public Dto.AuthorityView authorityView() throws AuthorityException {
-        RunAuthority a = serve.authority();
+        RunAuthority a = authority;
         Map<String, Integer> byPhase = new TreeMap<>();
         int unreadable = 0;
         try {
@@ -110,7 +118,7 @@ public class AuthorityResources {
         }
         RunLeases.Holdings held = leases.holdings();
         return new Dto.AuthorityView(a.scopeIdHex(), Dto.u64(a.keyGeneration()), a.state(), a.directory(),
-                serve.endpoint().bound(server.getPort()).display(), held.sessions(), held.ownedRuns(), held.imports(),
+                endpoint.bound(server.getPort()).display(), held.sessions(), held.ownedRuns(), held.imports(),
                 a.outstandingLeases(), byPhase, unreadable);
     }
 

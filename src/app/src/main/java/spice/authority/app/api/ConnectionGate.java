@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jboss.logging.Logger;
 import spice.authority.app.runtime.HelperConfig;
-import spice.authority.app.runtime.ServeContext;
+import spice.authority.app.runtime.PeerPolicy;
 import spice.authority.os.SecureDirectories;
 import spice.authority.os.SecureDirectoryProvider;
 
@@ -59,7 +59,7 @@ public class ConnectionGate {
     HelperConfig config;
 
     @Inject
-    ServeContext serve;
+    PeerPolicy peers;
 
     @Inject
     io.vertx.core.Vertx vertx;
@@ -119,7 +119,7 @@ public class ConnectionGate {
     }
 
     private boolean checksTcpUsers() {
-        return !serve.tcpPeersIdentified() && platform != null && platform.identifiesTcpPeerUsers();
+        return !peers.tcpPeersIdentified() && platform != null && platform.identifiesTcpPeerUsers();
     }
 
     /** Whether the gate is in place and this channel went through it. */
@@ -284,7 +284,7 @@ public class ConnectionGate {
      * take a connection, nor ask for the endpoint proof.
      */
     private String tcpPeerRefusal(Channel ch) {
-        if (serve.tcpPeersIdentified()) {
+        if (peers.tcpPeersIdentified()) {
             // Windows: the owning process from the TCP table, of this user (read once, kept for the guard).
             return TransportGuard.tcpPeerPid(ch) > 0 ? null : TransportGuard.PEER_NOT_PROVEN;
         }

@@ -9,7 +9,8 @@ import jakarta.inject.Inject;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import spice.authority.app.runtime.ServeContext;
+import spice.authority.core.RunAuthority;
+import spice.authority.os.ProcessWatcher;
 
 /**
  * Health in MicroProfile Health's JSON form, at Quarkus's paths:
@@ -32,9 +33,13 @@ import spice.authority.app.runtime.ServeContext;
  */
 @ApplicationScoped
 public class Health {
-    /** What {@code serve} prepared; absent only where a test builds a Health without one. */
+    /** The authority; absent only where a test builds a Health without one. */
     @Inject
-    ServeContext serve;
+    RunAuthority authority;
+
+    /** The process watcher; absent only where a test builds a Health without one. */
+    @Inject
+    ProcessWatcher processes;
 
     static final String CONTENT_TYPE = "application/json; charset=UTF-8";
 
@@ -117,8 +122,8 @@ public class Health {
 
     /** The readiness check: the authority's state ({@code open}, {@code closing}, ...). */
     Map<String, Object> authority() {
-        ServeContext ctx = serve;
-        String state = ctx == null ? "unavailable" : ctx.authority().state();
+        RunAuthority a = authority;
+        String state = a == null ? "unavailable" : a.state();
         Map<String, Object> check = new LinkedHashMap<>();
         check.put("name", "authority");
         check.put("status", "open".equals(state) ? "UP" : "DOWN");
@@ -135,15 +140,15 @@ public class Health {
      * the event loop (see {@link #ready}).
      */
     Map<String, Object> store() {
-        ServeContext ctx = serve;
+        RunAuthority a = authority;
         Map<String, Object> check = new LinkedHashMap<>();
         check.put("name", "store");
         String reason = null;
-        if (ctx == null) {
+        if (a == null) {
             reason = "helper not initialised";
         } else {
             try {
-                ctx.authority().checkStore();
+                a.checkStore();
             } catch (spice.authority.core.AuthorityException e) {
                 reason = e.getMessage();
             }
@@ -160,8 +165,8 @@ public class Health {
      * died); sessions then stay until their host is proven dead, and the helper should be restarted.
      */
     Map<String, Object> processWatcher() {
-        ServeContext ctx = serve;
-        boolean up = ctx != null && ctx.processes().healthy();
+        ProcessWatcher p = processes;
+        boolean up = p != null && p.healthy();
         Map<String, Object> check = new LinkedHashMap<>();
         check.put("name", "process-watcher");
         check.put("status", up ? "UP" : "DOWN");

@@ -80,7 +80,7 @@ public class ImportResources {
     @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
     public Dto.RunView consume(@Encoded @PathParam("import") String rawImportId) throws AuthorityException {
         RunLeases.Consumed c = leases.consume(caller.get(), PathText.decode(rawImportId));
-        return new Dto.RunView(c.runId(), RunPhase.IMPORTING.name(), Dto.u64(c.runGeneration()), false);
+        return new Dto.RunView(c.runId().value(), RunPhase.IMPORTING.name(), Dto.u64(c.runGeneration()), false);
     }
 
     @POST
@@ -91,7 +91,7 @@ public class ImportResources {
     @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
     public Dto.RunView activate(@Encoded @PathParam("import") String rawImportId) throws AuthorityException {
         RunLeases.Owned run = leases.activate(caller.get(), PathText.decode(rawImportId));
-        return new Dto.RunView(run.runId(), RunPhase.ACTIVE.name(), Dto.u64(run.runGeneration()), true);
+        return new Dto.RunView(run.runId().value(), RunPhase.ACTIVE.name(), Dto.u64(run.runGeneration()), true);
     }
 
     @DELETE

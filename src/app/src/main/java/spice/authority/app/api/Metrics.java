@@ -13,7 +13,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import spice.authority.app.runtime.ServeContext;
+import spice.authority.core.RunAuthority;
 import spice.authority.app.session.SessionMetrics;
 
 /**
@@ -79,9 +79,9 @@ public class Metrics implements SessionMetrics {
     private final AtomicLong active = new AtomicLong();
     private volatile RouteTemplates routes = new RouteTemplates(List.of());
 
-    /** What {@code serve} prepared, for the swept-temp-file gauge; absent in tests that build a Metrics. */
+    /** The authority, for the swept-temp-file gauge; absent in tests that build a Metrics. */
     @Inject
-    ServeContext serve;
+    RunAuthority authority;
 
     public Metrics() {}
 
@@ -147,10 +147,10 @@ public class Metrics implements SessionMetrics {
                     line(out, f.metric, "", Long.toString(active.get()));
                 }
                 case TEMP_SWEPT -> {
-                    ServeContext ctx = serve;
-                    if (ctx != null && ctx.authority() != null) {
+                    RunAuthority a = authority;
+                    if (a != null) {
                         header(out, f);
-                        line(out, f.metric, "", Integer.toString(ctx.authority().sweptTempFiles()));
+                        line(out, f.metric, "", Integer.toString(a.sweptTempFiles()));
                     }
                 }
                 default -> {

@@ -29,7 +29,6 @@ import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.app.runtime.HelperConfig;
-import spice.authority.app.runtime.ServeContext;
 import spice.authority.app.session.RunLeases;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.RunAuthority;
@@ -61,14 +60,14 @@ public class RunResources {
     HelperConfig config;
 
     @Inject
-    ServeContext serve;
+    RunAuthority authority;
 
     private Dto.RunView view(RunRecord r) {
-        return Dto.RunView.of(r, leases.isOwned(r.runId()), serve.authority().isFenced(new RunId(r.runId())));
+        return Dto.RunView.of(r, leases.isOwned(new RunId(r.runId())), authority.isFenced(new RunId(r.runId())));
     }
 
     private static Dto.RunView active(RunLeases.Owned run) {
-        return new Dto.RunView(run.runId(), RunPhase.ACTIVE.name(), Dto.u64(run.runGeneration()), true);
+        return new Dto.RunView(run.runId().value(), RunPhase.ACTIVE.name(), Dto.u64(run.runGeneration()), true);
     }
 
     @GET
@@ -81,7 +80,7 @@ public class RunResources {
             content = @Content(mediaType = PROBLEM))
     public List<Dto.RunView> listRuns() throws AuthorityException {
         // Listed through the retained descriptor; an I/O error is 503 unavailable, never a short list.
-        RunAuthority a = serve.authority();
+        RunAuthority a = authority;
         Map<String, RunRecord> byId = new TreeMap<>();
         for (RunRecord r : a.listRecords().records()) {
             byId.put(r.runId(), r);
@@ -124,7 +123,7 @@ public class RunResources {
         RunId id = Bodies.pathRunId(rawRunId);
         // A run fenced with no record to read (its start's rename failed) is shown as the write
         // would have left it, fenced: never "no run", since that write may yet be on disk.
-        RunAuthority a = serve.authority();
+        RunAuthority a = authority;
         Optional<RunRecord> r = a.inspect(id).or(() -> a.fencedWrite(id));
         return view(r.orElseThrow(() -> ApiException.notFound("no run " + id.value())));
     }

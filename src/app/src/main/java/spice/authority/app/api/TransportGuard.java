@@ -16,7 +16,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.OptionalLong;
 import spice.authority.app.runtime.RequestGate;
 import spice.authority.app.runtime.BearerToken;
-import spice.authority.app.runtime.ServeContext;
+import spice.authority.app.runtime.BearerToken;
+import spice.authority.app.runtime.Endpoint;
+import spice.authority.app.runtime.PeerPolicy;
+import spice.authority.os.ProcessWatcher;
 import spice.authority.os.SecureDirectories;
 import spice.authority.snapshot.contract.ProblemCode;
 
@@ -44,7 +47,17 @@ public class TransportGuard {
     private record Peer(int pid, long uid) {}
 
     @Inject
-    ServeContext serve;
+    Endpoint endpoint;
+
+    @Inject
+    PeerPolicy peers;
+
+    /** The token of a TCP endpoint; null on a Unix socket, which has none. */
+    @Inject
+    BearerToken bearerToken;
+
+    @Inject
+    ProcessWatcher processes;
 
     @Inject
     RequestGate gate;
@@ -85,14 +98,13 @@ public class TransportGuard {
     }
 
     private void filter(RoutingContext rc) {
-        ServeContext ctx = serve;
-        if (ctx.endpoint() instanceof ServeContext.Endpoint.Unix) {
+        if (endpoint instanceof Endpoint.Unix) {
             Peer pc = peer(rc.request().connection());
             if (pc == null) {
                 fail(rc, 401, ProblemCode.UNAUTHORIZED, "peer credentials unavailable", true);
                 return;
             }
-            if (pc.uid() != ctx.effectiveUid()) {
+            if (pc.uid() != peers.effectiveUid()) {
                 // SECURITY: only processes of the helper's own user may talk to it.
                 fail(rc, 401, ProblemCode.UNAUTHORIZED, "the caller's user id differs from the helper's", true);
                 return;
@@ -108,8 +120,8 @@ public class TransportGuard {
             }
             rc.put(PEER_PID, (long) pc.pid());
         } else {
-            TcpAdmission a = admitTcp(isEndpointProof(rc), rc.request().getHeader("Authorization"), ctx.bearerToken(),
-                    ctx.tcpPeersIdentified(), () -> tcpPeerPid(rc.request().connection()));
+            TcpAdmission a = admitTcp(isEndpointProof(rc), rc.request().getHeader("Authorization"), bearerToken,
+                    peers.tcpPeersIdentified(), () -> tcpPeerPid(rc.request().connection()));
             if (a.refusal() != null) {
                 fail(rc, 401, ProblemCode.UNAUTHORIZED, a.refusal(), true);
                 return;
@@ -127,7 +139,7 @@ public class TransportGuard {
                         + connections.maxConnections(), true);
                 return;
             }
-            if (ctx.tcpPeersIdentified()) {
+            if (peers.tcpPeersIdentified()) {
                 long pid = a.pid();
                 Refusal r = charge(ch, pid);
                 if (r != null) {
@@ -257,7 +269,7 @@ public class TransportGuard {
     private Refusal charge(Channel ch, long pid) {
         java.util.OptionalLong started;
         try {
-            started = serve.processes().startTime(pid);
+            started = processes.startTime(pid);
         } catch (spice.authority.os.ProcessWatchException e) {
             return new Refusal(503, ProblemCode.UNAVAILABLE, "cannot establish whether process " + pid
                     + ", at the other end of this connection, still runs; retry");

@@ -55,6 +55,7 @@ public final class HostStoreInspectCommand implements java.util.concurrent.Calla
         if (System.getProperty("slf4j.provider") == null) {
             // sqlite-jdbc logs through SLF4J when it is present; this plain-JVM command has no backend
             // for it (Quarkus's needs its log manager) and nothing to log: SLF4J's own no-op provider.
+            // Logging configuration of a command that starts no container; it carries no state.
             System.setProperty("slf4j.internal.verbosity", "WARN");
             System.setProperty("slf4j.provider", "org.slf4j.helpers.NOP_FallbackServiceProvider");
         }

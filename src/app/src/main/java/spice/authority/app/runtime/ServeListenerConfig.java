@@ -7,12 +7,12 @@ import org.eclipse.microprofile.config.spi.ConfigSource;
 /**
  * Where {@code serve} listens, as the Quarkus configuration of its HTTP server: the Unix socket
  * ({@code quarkus.http.domain-socket*}, with Vert.x's native transport) or loopback TCP
- * ({@code quarkus.http.host}/{@code port}), from the endpoint of the context {@code serve} handed
- * over ({@link ServeContextProducer}) before Quarkus started. Registered through
+ * ({@code quarkus.http.host}/{@code port}), from the endpoint {@code serve} handed over
+ * ({@link ServeProducers}) before Quarkus started. Registered through
  * {@code META-INF/services}; read when Quarkus builds its runtime configuration.
  *
  * <p><b>Guarantees.</b> Nothing is written to the JVM's system properties. Without a handed-over
- * context (a build, a test, any command but {@code serve}) it holds no property, and
+ * endpoint (a build, a test, any command but {@code serve}) it holds no property, and
  * {@code application.properties} decides. Its ordinal is above the system properties': the
  * options of {@code serve} decide the listener, as they always did.
  */
@@ -22,7 +22,7 @@ public final class ServeListenerConfig implements ConfigSource {
 
     @Override
     public Map<String, String> getProperties() {
-        return properties(ServeContextProducer.prepared());
+        return properties(ServeProducers.preparedEndpoint());
     }
 
     @Override
@@ -45,18 +45,18 @@ public final class ServeListenerConfig implements ConfigSource {
         return ORDINAL;
     }
 
-    /** The listener properties for {@code context}'s endpoint; none without a context. */
-    static Map<String, String> properties(ServeContext context) {
-        if (context == null) {
+    /** The listener properties for {@code endpoint}; none without one. */
+    static Map<String, String> properties(Endpoint endpoint) {
+        if (endpoint == null) {
             return Map.of();
         }
-        return switch (context.endpoint()) {
-            case ServeContext.Endpoint.Unix u -> Map.of(
+        return switch (endpoint) {
+            case Endpoint.Unix u -> Map.of(
                     "quarkus.http.host-enabled", "false",
                     "quarkus.http.domain-socket-enabled", "true",
                     "quarkus.http.domain-socket", u.socketPath(),
                     "quarkus.vertx.prefer-native-transport", "true");
-            case ServeContext.Endpoint.Tcp t -> Map.of(
+            case Endpoint.Tcp t -> Map.of(
                     "quarkus.http.host-enabled", "true",
                     "quarkus.http.host", t.host(),
                     "quarkus.http.port", Integer.toString(t.port()),

@@ -5,16 +5,14 @@ import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.QuarkusApplication;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import org.jboss.logging.Logger;
 import spice.authority.app.runtime.HelperConfig;
 import spice.authority.app.runtime.RequestGate;
-import spice.authority.app.runtime.ServeContext;
+import spice.authority.app.runtime.Endpoint;
 import spice.authority.app.session.SessionRegistry;
 import spice.authority.core.AuthorityException;
+import spice.authority.core.RunAuthority;
 
 /**
  * The running helper: announces the endpoint once requests are accepted, waits for SIGTERM, then
@@ -29,7 +27,8 @@ import spice.authority.core.AuthorityException;
 public final class ServeApplication implements QuarkusApplication {
     private static final Logger LOG = Logger.getLogger(ServeApplication.class);
 
-    private final ServeContext ctx;
+    private final RunAuthority authority;
+    private final Endpoint endpoint;
     private final HelperConfig config;
     private final RequestGate gate;
     private final SessionRegistry sessions;
@@ -38,11 +37,12 @@ public final class ServeApplication implements QuarkusApplication {
     private final spice.authority.app.api.ConnectionGate connections;
 
     @Inject
-    ServeApplication(ServeContext ctx, HelperConfig config, RequestGate gate, SessionRegistry sessions,
+    ServeApplication(RunAuthority authority, Endpoint endpoint, HelperConfig config, RequestGate gate, SessionRegistry sessions,
                      io.quarkus.vertx.http.HttpServer server, spice.authority.app.api.ConnectionGate connections) {
         this.server = server;
         this.connections = connections;
-        this.ctx = ctx;
+        this.authority = authority;
+        this.endpoint = endpoint;
         this.config = config;
         this.gate = gate;
         this.sessions = sessions;
@@ -51,9 +51,9 @@ public final class ServeApplication implements QuarkusApplication {
     @Override
     public int run(String... args) {
         // Port 0: the system chose one, and clients must be told which.
-        String shown = ctx.endpoint().bound(server.getPort()).display();
-        LOG.infof("authority %s (scope %s, key generation %s) serving on %s", ctx.authority().directory(),
-                ctx.authority().scopeIdHex(), Long.toUnsignedString(ctx.authority().keyGeneration()), shown);
+        String shown = endpoint.bound(server.getPort()).display();
+        LOG.infof("authority %s (scope %s, key generation %s) serving on %s", authority.directory(),
+                authority.scopeIdHex(), Long.toUnsignedString(authority.keyGeneration()), shown);
         // SIGTERM and SIGINT end the service normally (exit 0) after draining, rather than the
         // JVM's default of running hooks and exiting 143.
         for (String name : new String[] {"TERM", "INT"}) {
@@ -92,61 +92,17 @@ public final class ServeApplication implements QuarkusApplication {
         sessions.closeAll("helper shutting down");
         try {
             Duration left = left(budget);
-            ctx.authority().close(left.compareTo(config.closeTimeout()) < 0 ? left : config.closeTimeout());
+            authority.close(left.compareTo(config.closeTimeout()) < 0 ? left : config.closeTimeout());
         } catch (AuthorityException.Busy e) {
             LOG.warnf("shutdown: %s", e.getMessage());
         }
-        // The endpoint files and locks are released by cleanUp from the exit handler, once
+        // The endpoint files and locks are released by Prepared.cleanUpOnce from the exit handler, once
         // Quarkus has closed the listener: released here, a new helper could bind the same path
         // while this one still answers on it.
-        LOG.infof("authority %s", ctx.authority().state().equals("closed") ? "closed; key zeroed" : "still " + ctx.authority().state());
+        LOG.infof("authority %s", authority.state().equals("closed") ? "closed; key zeroed" : "still " + authority.state());
     }
 
     private static Duration left(spice.authority.core.Cancellation budget) {
         return Duration.ofNanos(Math.max(0, budget.remainingNanos()));
     }
-
-    /**
-     * The clean-up of {@code ctx}: removes the endpoint files and releases the endpoint and
-     * instance locks; run after the listener is closed (the exit handler of {@code Quarkus.run}).
-     * It acts once: later runs do nothing, because the locks are gone by then and removing the
-     * socket again could remove a newer helper's.
-     */
-    static Runnable cleanUpOnce(ServeContext ctx) {
-        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
-        return () -> {
-            if (done.compareAndSet(false, true)) {
-                release(ctx);
-            }
-        };
-    }
-
-    /**
-     * Removes the context's endpoint file (socket or token), zeroes the token, closes the authority
-     * and releases both locks. For {@link #cleanUpOnce}, and for a start that fails after the
-     * context was prepared, before any listener exists.
-     */
-    static void release(ServeContext ctx) {
-        try {
-            // The endpoint file is removed by its path; its directory must still be the one we hold
-            // (and lock) open, else nothing is removed.
-            // RACE: after this check only a process of this user could swap the 0700 directory
-            // or the entry; the removal unlinks a name and never follows it.
-            ctx.endpointDir().revalidate();
-            switch (ctx.endpoint()) {
-                case ServeContext.Endpoint.Unix u -> ServeCommand.removeStaleSocket(Path.of(u.socketPath()));
-                case ServeContext.Endpoint.Tcp t -> Files.deleteIfExists(Path.of(t.tokenFile()));
-            }
-        } catch (IOException | ServeCommand.Refusal | spice.authority.os.DirectoryRefusedException e) {
-            LOG.warnf("endpoint file not removed: %s", e.getMessage());
-        }
-        if (ctx.bearerToken() != null) {
-            ctx.bearerToken().close();
-        }
-        ctx.authority().close();
-        ctx.endpointLock().close();
-        ctx.endpointDir().close();
-        ctx.instanceLock().close();
-    }
-
 }

@@ -16,8 +16,8 @@ import spice.authority.app.command.EndpointDefaults;
 import spice.authority.app.command.ExitCodes;
 import spice.authority.app.command.LoopbackEndpoint;
 import spice.authority.app.runtime.BearerToken;
-import spice.authority.app.runtime.ServeContext;
-import spice.authority.app.runtime.ServeContextProducer;
+import spice.authority.app.runtime.Endpoint;
+import spice.authority.app.runtime.PeerPolicy;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.RunAuthority;
 import spice.authority.os.DirectoryRefusedException;
@@ -152,15 +152,15 @@ public final class ServeCommand implements Callable<Integer> {
             err.println("spice-authority: --token-file goes with --listen");
             return ExitCodes.USAGE;
         }
-        ServeContext ctx;
+        Prepared prepared;
         try {
-            ctx = prepare();
+            prepared = prepare();
             try {
                 // The listener reaches Quarkus's configuration from the handed-over endpoint
                 // (runtime/ServeListenerConfig), not through system properties.
-                ServeContextProducer.handOver(ctx);
+                prepared.handOver();
             } catch (RuntimeException e) {
-                ServeApplication.release(ctx); // the locks, the authority and the endpoint file
+                prepared.release(); // the locks, the authority and the endpoint file
                 throw e;
             }
         } catch (Refusal r) {
@@ -168,7 +168,7 @@ public final class ServeCommand implements Callable<Integer> {
             err.flush();
             return ExitCodes.REFUSED;
         }
-        Runnable cleanUp = ServeApplication.cleanUpOnce(ctx);
+        Runnable cleanUp = prepared.cleanUpOnce();
         Quarkus.run(ServeApplication.class, (code, failure) -> {
             if (failure != null) {
                 System.err.println("spice-authority: the helper failed to start: " + failure.getMessage());
@@ -188,7 +188,7 @@ public final class ServeCommand implements Callable<Integer> {
         }
     }
 
-    private ServeContext prepare() throws Refusal, IOException {
+    private Prepared prepare() throws Refusal, IOException {
         SecureDirectoryProvider provider;
         try {
             provider = SecureDirectories.provider();
@@ -217,7 +217,7 @@ public final class ServeCommand implements Callable<Integer> {
             instance = lock(dir, INSTANCE_LOCK, "another spice-authority helper is already serving " + dirPath);
             // Everything about the endpoint is checked before the authority is opened, because
             // opening a new directory creates identity.key: a refused start creates nothing there.
-            ServeContext.Endpoint endpoint;
+            Endpoint endpoint;
             String tokenName = null;
             if (where.listen() != null) {
                 LoopbackEndpoint hp = loopback(where.listen());
@@ -234,7 +234,7 @@ public final class ServeCommand implements Callable<Integer> {
                 } catch (DirectoryRefusedException e) {
                     throw new Refusal("token file " + tf + ": " + e.getMessage());
                 }
-                endpoint = new ServeContext.Endpoint.Tcp(hp.host(), hp.port(), tf);
+                endpoint = new Endpoint.Tcp(hp.host(), hp.port(), tf);
             } else {
                 String sock = where.socket();
                 if (!sock.startsWith("/")) {
@@ -249,28 +249,28 @@ public final class ServeCommand implements Callable<Integer> {
                 // RACE: the endpoint lock proves no helper serves this socket; a leftover socket file
                 // from a crashed helper is removed. The directory is ours and mode 0700.
                 removeStaleSocket(Path.of(sock));
-                endpoint = new ServeContext.Endpoint.Unix(sock);
+                endpoint = new Endpoint.Unix(sock);
             }
-            if (endpoint instanceof ServeContext.Endpoint.Tcp tcp) {
+            if (endpoint instanceof Endpoint.Tcp tcp) {
                 requireBindable(tcp);
             }
             authority = RunAuthority.open(dir, new SecureRandom());
             if (tokenName != null) {
-                token = writeToken(endpointDir, tokenName, ((ServeContext.Endpoint.Tcp) endpoint).tokenFile());
+                token = writeToken(endpointDir, tokenName, ((Endpoint.Tcp) endpoint).tokenFile());
             }
             // SECURITY: chosen once here and logged: where the platform identifies the process at the
             // other end of a TCP connection (Windows), every TCP connection must be proven to be one
             // of this user's processes, in addition to the token. Elsewhere TCP relies on the token.
-            boolean tcpPeers = endpoint instanceof ServeContext.Endpoint.Tcp && provider.identifiesTcpPeers();
-            if (endpoint instanceof ServeContext.Endpoint.Tcp) {
+            boolean tcpPeers = endpoint instanceof Endpoint.Tcp && provider.identifiesTcpPeers();
+            if (endpoint instanceof Endpoint.Tcp) {
                 System.getLogger(ServeCommand.class.getName()).log(System.Logger.Level.INFO,
                         tcpPeers ? "TCP peers: bearer token and the connection's owning process (same user)"
                                 : "TCP peers: bearer token only (the platform does not identify a TCP peer's process)");
             }
-            ServeContext ctx = new ServeContext(authority, instance, endpointDir, endpointLock, endpoint, token, processes,
-                    euid, tcpPeers);
+            Prepared prepared = new Prepared(authority, instance, endpointDir, endpointLock, endpoint, token, processes,
+                    new PeerPolicy(euid, tcpPeers));
             ok = true;
-            return ctx;
+            return prepared;
         } catch (AuthorityException e) {
             throw new Refusal(e.getMessage());
         } finally {
@@ -301,7 +301,7 @@ public final class ServeCommand implements Callable<Integer> {
      * authority is opened, so such a start creates no identity.key. RACE: another program may take
      * the port between this probe and the listener's bind; the start then fails later, as before.
      */
-    private static void requireBindable(ServeContext.Endpoint.Tcp tcp) throws Refusal {
+    private static void requireBindable(Endpoint.Tcp tcp) throws Refusal {
         if (tcp.port() == 0) {
             return;
         }

@@ -2,6 +2,7 @@ package spice.authority.app.session;
 
 import java.security.MessageDigest;
 import spice.authority.core.RunImport;
+import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.crypto.HmacSha256;
 import spice.authority.snapshot.envelope.Envelope;
 
@@ -21,7 +22,7 @@ public record ImportTx(String id, Session session, RunImport runImport, byte[] e
         return HmacSha256.sha256(envelope.toBinary());
     }
 
-    public String runId() {
+    public RunId runId() {
         return runImport.runId();
     }
 

@@ -5,7 +5,6 @@ import jakarta.inject.Inject;
 import java.util.Optional;
 import java.util.function.Consumer;
 import org.jboss.logging.Logger;
-import spice.authority.app.runtime.ServeContext;
 import spice.authority.app.text.LogText;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.AuthorityException;
@@ -13,6 +12,7 @@ import spice.authority.core.Cancellation;
 import spice.authority.core.RunAuthority;
 import spice.authority.core.RunImport;
 import spice.authority.core.RunRecord;
+import spice.authority.os.ProcessWatcher;
 import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.contract.ProblemCode;
 import spice.authority.snapshot.envelope.Envelope;
@@ -21,7 +21,7 @@ import spice.authority.snapshot.payload.Snapshot;
 
 /**
  * The lease protocol of the API in one place: every call that gives a session a run lease or an
- * import, acts on one, or ends one, with its bookkeeping in the {@link SessionRegistry} and its
+ * import, acts on one, or ends one, with its bookkeeping in the {@link LeaseBook} and its
  * count in the transition metrics. The HTTP resources only translate requests into these calls
  * and their results into answers.
  *
@@ -35,22 +35,24 @@ public class RunLeases {
     private static final Logger LOG = Logger.getLogger(RunLeases.class);
 
     private final SessionRegistry sessions;
+    private final LeaseBook book;
     private final SessionMetrics metrics;
-    private final ServeContext serve;
+    private final RunAuthority authority;
 
     @Inject
-    public RunLeases(SessionRegistry sessions, SessionMetrics metrics, ServeContext serve) {
+    public RunLeases(SessionRegistry sessions, LeaseBook book, SessionMetrics metrics, RunAuthority authority) {
         this.sessions = sessions;
+        this.book = book;
         this.metrics = metrics;
-        this.serve = serve;
+        this.authority = authority;
     }
 
     private RunAuthority authority() {
-        return serve.authority();
+        return authority;
     }
 
     /** A lease the session now holds: its run at {@code runGeneration}, ACTIVE. */
-    public record Owned(String runId, long runGeneration) {}
+    public record Owned(RunId runId, long runGeneration) {}
 
     /** What a sign answered: the run's new envelope, or the one it is SUSPENDED with, issued again. */
     public sealed interface Signed {
@@ -67,7 +69,7 @@ public class RunLeases {
     public record Prepared(String importId, Envelope envelope, boolean repeated) {}
 
     /** A consumed import: its run is durably IMPORTING at {@code runGeneration}. */
-    public record Consumed(String runId, long runGeneration) {}
+    public record Consumed(RunId runId, long runGeneration) {}
 
     /** What sessions hold now: sessions, leases on runs that are not fenced, and open imports. */
     public record Holdings(int sessions, int ownedRuns, int imports) {}
@@ -77,9 +79,9 @@ public class RunLeases {
     /** Start: durable ACTIVE at generation 1, the lease to {@code s}. */
     public Owned start(Session s, RunId id) throws AuthorityException {
         ActiveRun run;
-        try (SessionRegistry.Admission admitted = sessions.admitLease(s)) {
+        try (LeaseBook.Admission admitted = book.admitLease(s)) {
             run = counted("start", () -> authority().start(id, Cancellation.none()), r -> {
-                sessions.own(s, r);
+                book.own(s, r);
                 return r;
             });
         }
@@ -95,8 +97,8 @@ public class RunLeases {
      * SUSPENDED with when the payload is identical (a lost answer is never fatal), nothing else.
      */
     public Signed sign(Session s, Snapshot snapshot) throws AuthorityException {
-        String runId = snapshot.runId();
-        Optional<ActiveRun> lease = sessions.ownedBy(s, runId);
+        RunId runId = new RunId(snapshot.runId()); // a decoded snapshot passed P-RUNID, the same rule
+        Optional<ActiveRun> lease = book.ownedBy(s, runId);
         if (lease.isEmpty()) {
             if (snapshot.status() != LifecycleStatus.SUSPENDED) {
                 throw new SessionException.NotOwned("run " + runId + " is not owned by this session");
@@ -105,7 +107,7 @@ public class RunLeases {
             // to any session, which neither takes the run nor writes anything.
             Envelope again = counted("reissue", () -> authority().reissue(snapshot));
             LOG.infof("run %s: its SUSPENDED envelope (sequence %s) issued again to a session that does not own it",
-                    LogText.of(runId), Long.toUnsignedString(snapshot.lastSequence()));
+                    LogText.of(runId.value()), Long.toUnsignedString(snapshot.lastSequence()));
             return new Signed.Reissued(again);
         }
         ActiveRun run = lease.get();
@@ -116,27 +118,27 @@ public class RunLeases {
         } finally {
             if (run.isClosed()) {
                 // Terminal: the lease ended with the tombstone, even when building the answer failed.
-                sessions.forget(s, run);
+                book.forget(s, run);
             }
         }
-        LOG.info("run " + LogText.of(runId) + " signed " + snapshot.status().wire() + " at sequence "
+        LOG.info("run " + LogText.of(runId.value()) + " signed " + snapshot.status().wire() + " at sequence "
                 + Long.toUnsignedString(snapshot.lastSequence()));
         return new Signed.Sealed(sealed.envelope());
     }
 
     /** Local resume: durable ACTIVE at the next generation on the session's lease. */
     public Owned resume(Session s, RunId id) throws AuthorityException {
-        ActiveRun run = sessions.leaseOf(s, id.value());
+        ActiveRun run = book.leaseOf(s, id);
         onLease(run, "resume", () -> {
             run.resume(Cancellation.none());
             return null;
         });
-        return new Owned(id.value(), run.runGeneration());
+        return new Owned(id, run.runGeneration());
     }
 
     /** Releases the session's lease on {@code id} without writing. */
     public void release(Session s, RunId id) throws AuthorityException.Uncertain {
-        sessions.release(s, sessions.leaseOf(s, id.value()));
+        book.release(s, book.leaseOf(s, id));
     }
 
     /**
@@ -145,7 +147,7 @@ public class RunLeases {
      * dead whose exit was not handled yet is closed first; an unknown one keeps the run.
      */
     public RunRecord abandon(RunId id) throws AuthorityException {
-        sessions.reapOwnerIfDead(id.value());
+        reapOwnerIfDead(id);
         RunRecord r = counted("abandon", () -> authority().abandon(id, Cancellation.none()));
         LOG.infof("run %s abandoned by the operator (CANCELLED at generation %s)", LogText.of(id.value()),
                 Long.toUnsignedString(r.runGeneration()));
@@ -153,8 +155,8 @@ public class RunLeases {
     }
 
     /** Whether a session holds a lease on {@code runId}. */
-    public boolean isOwned(String runId) {
-        return sessions.ownerOf(runId).isPresent();
+    public boolean isOwned(RunId runId) {
+        return book.ownerOf(runId).isPresent();
     }
 
     /** The counts of what sessions hold, as the authority view shows them. */
@@ -163,9 +165,9 @@ public class RunLeases {
         int owned = 0;
         for (Session s : sessions.all()) {
             // A fenced run's lease can no longer act on it: not owned, as its run view says.
-            owned += (int) s.runIds().stream().filter(id -> !a.isFenced(new RunId(id))).count();
+            owned += (int) s.runIds().stream().filter(id -> !a.isFenced(id)).count();
         }
-        return new Holdings(sessions.all().size(), owned, sessions.importCount());
+        return new Holdings(sessions.all().size(), owned, book.importCount());
     }
 
     // ---- imports ----------------------------------------------------------------------------
@@ -185,13 +187,11 @@ public class RunLeases {
         // The one run-ID rule, before any owner is looked at or anything is locked: an envelope
         // under a wider ID (token(128) passes its structure) was never issued by this project.
         // Structural, like the rule id of a payload: it says nothing about keys or records.
-        if (RunId.parse(env.runId()).isEmpty()) {
-            throw new SessionException.Invalid(RunId.RULE);
-        }
+        RunId runId = RunId.parse(env.runId()).orElseThrow(() -> new SessionException.Invalid(RunId.RULE));
         // The same session preparing the identical envelope again (its answer to the first prepare
         // was lost) gets the import it already holds, not busy: prepare writes nothing, and the
         // host could otherwise neither go on with it nor abort it until its session ends.
-        Optional<ImportTx> again = sessions.preparedImportOf(s, env);
+        Optional<ImportTx> again = book.preparedImportOf(s, env);
         if (again.isPresent()) {
             countQuietly(r -> metrics.transition("prepare_import", r), "repeated");
             LOG.debug("import of run " + LogText.of(env.runId()) + " prepared again by its session (identical envelope)");
@@ -199,18 +199,18 @@ public class RunLeases {
         }
         // An owner proven dead whose exit was not handled yet is closed first (as its exit would
         // have); an alive or unknown owner keeps the run's lock, and the import is busy.
-        sessions.reapOwnerIfDead(env.runId());
+        reapOwnerIfDead(runId);
         ImportTx tx;
-        try (SessionRegistry.Admission admitted = sessions.admitImport(s)) {
+        try (LeaseBook.Admission admitted = book.admitImport(s)) {
             tx = counted("prepare_import", () -> authority().prepareImport(env, Cancellation.none()),
-                    imp -> sessions.addImport(s, imp, env));
+                    imp -> book.addImport(s, imp, env));
         }
         return new Prepared(tx.id(), env, false);
     }
 
     /** The consume point of the session's import {@code importId}: durable IMPORTING. */
     public Consumed consume(Session s, String importId) throws AuthorityException {
-        ImportTx tx = sessions.importOf(s, importId);
+        ImportTx tx = book.importOf(s, importId);
         RunImport imp = tx.runImport();
         counted("consume", () -> {
             imp.consume(Cancellation.none());
@@ -222,24 +222,38 @@ public class RunLeases {
 
     /** Activates the session's import {@code importId}: durable ACTIVE, the lease now the session's. */
     public Owned activate(Session s, String importId) throws AuthorityException {
-        ImportTx tx = sessions.importOf(s, importId);
+        ImportTx tx = book.importOf(s, importId);
         ActiveRun run = counted("activate", () -> tx.runImport().activate(Cancellation.none()), r -> {
             try {
-                sessions.own(s, r);
+                book.own(s, r);
             } finally {
-                sessions.removeImport(tx); // activated: the import is done whether or not the session kept the lease
+                book.removeImport(tx); // activated: the import is done whether or not the session kept the lease
             }
             return r;
         });
-        LOG.infof("run %s imported and active at generation %s", LogText.of(tx.runId()), Long.toUnsignedString(run.runGeneration()));
+        LOG.infof("run %s imported and active at generation %s", LogText.of(tx.runId().value()), Long.toUnsignedString(run.runGeneration()));
         return new Owned(tx.runId(), run.runGeneration());
     }
 
     /** Aborts the session's import {@code importId}: clean before consume, uncertain after it. */
     public void abort(Session s, String importId) throws AuthorityException {
-        ImportTx tx = sessions.importOf(s, importId);
-        sessions.removeImport(tx);
+        ImportTx tx = book.importOf(s, importId);
+        book.removeImport(tx);
         tx.runImport().abort();
+    }
+
+    /**
+     * Before an import or abandon of {@code runId}: if its owning session's host is proven dead
+     * but its exit was not handled yet (the exit watcher is behind or has stopped), the session is
+     * closed now, exactly as the watcher would have. Alive or unknown owners keep the run.
+     */
+    void reapOwnerIfDead(RunId runId) {
+        // The run's lock is held by a lease or by an import transaction (prepared or consumed):
+        // either holder's session, once its host is proven dead, is closed.
+        Session owner = book.holderOf(runId).orElse(null);
+        if (owner != null && !owner.isClosed() && sessions.liveness(owner) == ProcessWatcher.Liveness.DEAD) {
+            sessions.close(owner, "host process " + owner.pid() + " exited");
+        }
     }
 
     // ---- counting ---------------------------------------------------------------------------

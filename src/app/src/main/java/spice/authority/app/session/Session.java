@@ -5,6 +5,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import spice.authority.core.ActiveRun;
 import spice.authority.os.ProcessWatcher;
+import spice.authority.snapshot.RunId;
 
 /**
  * One host process's session: the run leases and import transactions the helper holds on its
@@ -15,7 +16,7 @@ public final class Session {
     private final long pid;
     private final long startTime;
     private final boolean pidFromPeerCredentials;
-    final Map<String, ActiveRun> runs = new ConcurrentHashMap<>();
+    final Map<RunId, ActiveRun> runs = new ConcurrentHashMap<>();
     final Map<String, ImportTx> imports = new ConcurrentHashMap<>();
     /** Calls admitted to add a lease or an import that have not finished (see SessionRegistry.admit). */
     final AtomicInteger pending = new AtomicInteger();
@@ -73,7 +74,7 @@ public final class Session {
     }
 
     /** The run IDs this session holds a lease on (a copy). */
-    public java.util.Set<String> runIds() {
+    public java.util.Set<RunId> runIds() {
         return java.util.Set.copyOf(runs.keySet());
     }
 

@@ -25,7 +25,7 @@ import spice.authority.snapshot.crypto.EndpointProofMac;
 
 /**
  * Every route of the API v1 in process, through the real HTTP stack, transport guard, session
- * filter and problem mapper, over a real authority ({@link TestServeContext}): its success answer
+ * filter and problem mapper, over a real authority ({@link TestServeBeans}): its success answer
  * and the problems it maps, with their status, code and body.
  */
 @QuarkusTest
@@ -54,7 +54,7 @@ class ApiRoutesTest {
     private Answer send(String method, String path, String session, String contentType, byte[] body, String... headers)
             throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.getPort() + path))
-                .header("Authorization", "Bearer " + TestServeContext.TOKEN)
+                .header("Authorization", "Bearer " + TestServeBeans.TOKEN)
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
         if (session != null) {
             b.header("Spice-Session", session);
@@ -160,12 +160,12 @@ class ApiRoutesTest {
         JsonNode v = a.json();
         assertThat(v.path("state").asText()).isEqualTo("open");
         assertThat(v.path("scope_id").asText()).matches("[0-9a-f]+");
-        assertThat(v.toString()).doesNotContain(TestServeContext.TOKEN);
+        assertThat(v.toString()).doesNotContain(TestServeBeans.TOKEN);
 
         HttpResponse<String> wrong = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.getPort() + "/v1/authority"))
                 .header("Authorization", "Bearer " + "0".repeat(64)).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(wrong.statusCode()).isEqualTo(401);
-        assertThat(wrong.body()).contains("\"code\":\"unauthorized\"").doesNotContain(TestServeContext.TOKEN);
+        assertThat(wrong.body()).contains("\"code\":\"unauthorized\"").doesNotContain(TestServeBeans.TOKEN);
     }
 
     @Test
@@ -174,7 +174,7 @@ class ApiRoutesTest {
         nonce[0] = 7;
         Answer a = send("GET", "/v1/endpoint-proof?nonce=" + HexFormat.of().formatHex(nonce), null, null, null);
         assertThat(a.status()).as(a.text()).isEqualTo(200);
-        byte[] want = EndpointProofMac.of(TestServeContext.TOKEN.getBytes(StandardCharsets.US_ASCII), nonce,
+        byte[] want = EndpointProofMac.of(TestServeBeans.TOKEN.getBytes(StandardCharsets.US_ASCII), nonce,
                 InetAddress.ofLiteral("127.0.0.1").getAddress(), server.getPort());
         assertThat(a.json().path("proof").asText()).isEqualTo(HexFormat.of().formatHex(want));
 

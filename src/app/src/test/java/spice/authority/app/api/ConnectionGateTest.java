@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import spice.authority.app.runtime.HelperConfig;
-import spice.authority.app.runtime.ServeContext;
+import spice.authority.app.runtime.PeerPolicy;
 
 /**
  * The connection gate on a plain running Vert.x server, no Quarkus: it reaches the listening
@@ -52,7 +52,7 @@ class ConnectionGateTest {
         g.vertx = vertx;
         g.config = config(Map.of("maxConnections", 512, "maxUnauthenticatedConnections", maxUnauthenticated,
                 "unauthenticatedTimeout", timeout));
-        g.serve = new ServeContext(null, null, null, null, new ServeContext.Endpoint.Tcp("127.0.0.1", 0, "/unused"), null, null, 0);
+        g.peers = PeerPolicy.tokenOnly(0);
         return g;
     }
 

@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import spice.authority.app.runtime.ServeContext;
+import spice.authority.app.session.LeaseBook;
 import spice.authority.app.session.RunLeases;
 import spice.authority.app.session.SessionRegistry;
 import spice.authority.core.AuthorityException;
@@ -64,8 +64,8 @@ class FencedStartViewTest {
 
     private static RunResources resources(RunAuthority a) {
         RunResources r = new RunResources();
-        r.serve = new ServeContext(a, null, null, null, null, null, null, 0);
-        r.leases = new RunLeases(new SessionRegistry(), new Metrics(), r.serve);
+        r.authority = a;
+        r.leases = new RunLeases(new SessionRegistry(), new LeaseBook(), new Metrics(), a);
         return r;
     }
 

@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import spice.authority.app.runtime.ServeContext;
 import spice.authority.core.AuthorityException;
 import spice.authority.core.Cancellation;
 import spice.authority.core.RunAuthority;
@@ -73,7 +72,7 @@ class StoreHealthTest {
         authority = RunAuthority.open(dir, new SecureRandom());
         authority.start(new RunId("run-1"), Cancellation.none()).close();
         Health health = new Health();
-        health.serve = new ServeContext(authority, null, null, null, null, null, null, 0);
+        health.authority = authority;
 
         assertThat(health.store()).containsEntry("status", "UP");
         assertThat(authority.listRecords().records()).hasSize(1);
@@ -96,7 +95,7 @@ class StoreHealthTest {
                 SecureDirectories.provider().open(root.resolve("authority").toString(), OpenMode.CREATE_OR_VALIDATE));
         authority = RunAuthority.open(dir, new SecureRandom());
         Health health = new Health();
-        health.serve = new ServeContext(authority, null, null, null, null, null, null, 0);
+        health.authority = authority;
         dir.lists.set(0); // the open's own listing (its temp-file sweep) does not count
         dir.hung = new java.util.concurrent.CountDownLatch(1);
 

@@ -7,13 +7,9 @@ import org.junit.jupiter.api.Test;
 
 /** The listener of serve as Quarkus configuration, from the endpoint alone. */
 class ServeListenerConfigTest {
-    private static ServeContext at(ServeContext.Endpoint endpoint) {
-        return new ServeContext(null, null, null, null, endpoint, null, null, 0);
-    }
-
     @Test
     void unixSocket_isTheOnlyListener_onTheNativeTransport() {
-        assertThat(ServeListenerConfig.properties(at(new ServeContext.Endpoint.Unix("/run/user/1000/spice-agent/authority.sock"))))
+        assertThat(ServeListenerConfig.properties(new Endpoint.Unix("/run/user/1000/spice-agent/authority.sock")))
                 .isEqualTo(Map.of("quarkus.http.host-enabled", "false", "quarkus.http.domain-socket-enabled", "true",
                         "quarkus.http.domain-socket", "/run/user/1000/spice-agent/authority.sock",
                         "quarkus.vertx.prefer-native-transport", "true"));
@@ -21,7 +17,7 @@ class ServeListenerConfigTest {
 
     @Test
     void loopbackTcp_isTheOnlyListener() {
-        assertThat(ServeListenerConfig.properties(at(new ServeContext.Endpoint.Tcp("::1", 7878, "/t/token"))))
+        assertThat(ServeListenerConfig.properties(new Endpoint.Tcp("::1", 7878, "/t/token")))
                 .isEqualTo(Map.of("quarkus.http.host-enabled", "true", "quarkus.http.host", "::1", "quarkus.http.port", "7878",
                         "quarkus.http.domain-socket-enabled", "false"));
     }

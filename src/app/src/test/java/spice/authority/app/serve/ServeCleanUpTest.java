@@ -17,7 +17,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import spice.authority.app.runtime.ServeContext;
+import spice.authority.app.runtime.Endpoint;
+import spice.authority.app.runtime.PeerPolicy;
 import spice.authority.core.RunAuthority;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.LockMode;
@@ -29,7 +30,7 @@ import spice.authority.os.StableLock;
 import spice.authority.app.runtime.BearerToken;
 
 /**
- * {@link ServeApplication#cleanUpOnce}, the exit handler's release of the endpoint file and the
+ * {@link Prepared#cleanUpOnce}, the exit handler's release of the endpoint file and the
  * endpoint and instance locks: it releases them, and only once. A second call, made after a newer
  * helper took the same endpoint (its locks and a socket or token file at the same path), leaves
  * the newer helper's file and locks alone.
@@ -60,12 +61,12 @@ class ServeCleanUpTest {
     @Test
     void unixEndpoint_socketRemoved_locksReleased_authorityClosed() throws Exception {
         Path sock = tmp.resolve("endpoint/authority.sock");
-        ServeContext ctx = helper(new ServeContext.Endpoint.Unix(sock.toString()), null);
+        Prepared ctx = helper(new Endpoint.Unix(sock.toString()), null);
         closedListenerAt(sock);
         assertThat(lockBusy("authority", ServeCommand.INSTANCE_LOCK)).isTrue();
         assertThat(lockBusy("endpoint", ServeCommand.ENDPOINT_LOCK)).isTrue();
 
-        ServeApplication.cleanUpOnce(ctx).run();
+        ctx.cleanUpOnce().run();
 
         assertThat(sock).doesNotExist();
         assertThat(ctx.authority().state()).isEqualTo("closed");
@@ -76,9 +77,9 @@ class ServeCleanUpTest {
     @Test
     void unixEndpoint_secondCleanUp_leavesTheSocketAndLocksOfANewerHelperAlone() throws Exception {
         Path sock = tmp.resolve("endpoint/authority.sock");
-        ServeContext ctx = helper(new ServeContext.Endpoint.Unix(sock.toString()), null);
+        Prepared ctx = helper(new Endpoint.Unix(sock.toString()), null);
         closedListenerAt(sock);
-        Runnable cleanUp = ServeApplication.cleanUpOnce(ctx);
+        Runnable cleanUp = ctx.cleanUpOnce();
         cleanUp.run();
         assertThat(sock).doesNotExist();
 
@@ -104,10 +105,10 @@ class ServeCleanUpTest {
         Path tokenFile = tmp.resolve("endpoint/token");
         byte[] written = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
         BearerToken token = BearerToken.of(written);
-        ServeContext ctx = helper(new ServeContext.Endpoint.Tcp("127.0.0.1", 7878, tokenFile.toString()), token);
+        Prepared ctx = helper(new Endpoint.Tcp("127.0.0.1", 7878, tokenFile.toString()), token);
         Files.write(tokenFile, written);
 
-        Runnable cleanUp = ServeApplication.cleanUpOnce(ctx);
+        Runnable cleanUp = ctx.cleanUpOnce();
         cleanUp.run();
 
         assertThat(tokenFile).doesNotExist();
@@ -124,10 +125,10 @@ class ServeCleanUpTest {
     }
 
     /**
-     * The context {@code serve} would have prepared: an opened authority holding the
+     * What {@code serve} would have prepared: an opened authority holding the
      * instance lock, and the endpoint directory with its lock.
      */
-    private ServeContext helper(ServeContext.Endpoint endpoint, BearerToken token) throws Exception {
+    private Prepared helper(Endpoint endpoint, BearerToken token) throws Exception {
         SecureDirectory authorityDir = open("authority");
         StableLock instance = authorityDir.lock(ServeCommand.INSTANCE_LOCK, LockMode.NON_BLOCKING);
         RunAuthority authority = RunAuthority.open(authorityDir, new SecureRandom());
@@ -138,9 +139,8 @@ class ServeCleanUpTest {
         toClose.add(instance);
         toClose.add(endpointDir);
         toClose.add(endpointLock);
-        ServeContext ctx = new ServeContext(authority, instance, endpointDir, endpointLock, endpoint, token,
-                provider.processWatcher(), 0);
-        return ctx;
+        return new Prepared(authority, instance, endpointDir, endpointLock, endpoint, token, provider.processWatcher(),
+                PeerPolicy.tokenOnly(0));
     }
 
     /** A socket file at {@code sock} whose listener has closed (as when the exit handler runs). */

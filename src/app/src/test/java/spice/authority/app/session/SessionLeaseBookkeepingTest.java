@@ -12,7 +12,6 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import spice.authority.app.runtime.ServeContext;
 import spice.authority.core.ActiveRun;
 import spice.authority.core.Cancellation;
 import spice.authority.core.RecordCodec;
@@ -37,7 +36,7 @@ import spice.authority.snapshot.payload.Snapshot;
  * real directory and a real host process ({@code sleep}).
  */
 class SessionLeaseBookkeepingTest {
-    private static final String RUN = "run-1";
+    private static final RunId RUN = new RunId("run-1");
 
     private Path base;
     private RunAuthority authority;
@@ -78,7 +77,7 @@ class SessionLeaseBookkeepingTest {
         }, new SecureRandom());
         ProcessWatcher watcher = SecureDirectories.provider().processWatcher();
         long euid = watcher.realUid(ProcessHandle.current().pid()).orElseThrow();
-        registry = SessionStartTimeRecheckTest.registry(new ServeContext(authority, null, null, null, null, null, watcher, euid));
+        registry = SessionStartTimeRecheckTest.registry(watcher, euid);
         host = new ProcessBuilder("sleep", "1000").start();
     }
 
@@ -110,19 +109,19 @@ class SessionLeaseBookkeepingTest {
     @Test
     void forget_dropsOnlyTheLeaseThatEnded_neverANewerOneOfTheSameRun() throws Exception {
         Session s = registry.open(host.pid(), true);
-        ActiveRun first = authority.start(RunId.parse(RUN).orElseThrow(), Cancellation.none());
-        registry.own(s, first);
+        ActiveRun first = authority.start(RUN, Cancellation.none());
+        registry.leases.own(s, first);
         Envelope envelope = first.seal(suspended(), Cancellation.none()).envelope();
-        registry.release(s, first);
+        registry.leases.release(s, first);
 
         RunImport imp = authority.prepareImport(envelope, Cancellation.none());
         imp.consume(Cancellation.none());
         ActiveRun second = imp.activate(Cancellation.none());
-        registry.own(s, second);
+        registry.leases.own(s, second);
 
-        registry.forget(s, first); // the late end of the first lease's sign
-        assertThat(registry.ownedBy(s, RUN)).containsSame(second);
-        assertThat(registry.ownerOf(RUN)).containsSame(s);
+        registry.leases.forget(s, first); // the late end of the first lease's sign
+        assertThat(registry.leases.ownedBy(s, RUN)).containsSame(second);
+        assertThat(registry.leases.ownerOf(RUN)).containsSame(s);
 
         registry.close(s, "test: host gone");
         assertThat(second.isClosed()).as("the session's end released the newer lease").isTrue();
@@ -138,8 +137,8 @@ class SessionLeaseBookkeepingTest {
         Session s = registry.open(host.pid(), true);
         ActiveRun a = authority.start(RunId.parse("run-a").orElseThrow(), Cancellation.none());
         ActiveRun b = authority.start(RunId.parse("run-b").orElseThrow(), Cancellation.none());
-        registry.own(s, a);
-        registry.own(s, b);
+        registry.leases.own(s, a);
+        registry.leases.own(s, b);
         failingUnlocks.add(RecordCodec.fileStem("run-a") + ".lock");
         failingUnlocks.add(RecordCodec.fileStem("run-b") + ".lock");
 
@@ -147,8 +146,8 @@ class SessionLeaseBookkeepingTest {
         assertThat(failingUnlocks).as("both unlocks were made").isEmpty();
         assertThat(a.isClosed()).isTrue();
         assertThat(b.isClosed()).isTrue();
-        assertThat(registry.ownerOf("run-a")).isEmpty();
-        assertThat(registry.ownerOf("run-b")).isEmpty();
+        assertThat(registry.leases.ownerOf(new RunId("run-a"))).isEmpty();
+        assertThat(registry.leases.ownerOf(new RunId("run-b"))).isEmpty();
         assertThat(registry.all()).isEmpty();
         assertThat(authority.outstandingLeases()).as("both store leases given back").isZero();
     }
@@ -160,8 +159,8 @@ class SessionLeaseBookkeepingTest {
         Session s2 = registry.open(host.pid(), true);
         ActiveRun a = authority.start(RunId.parse("run-a").orElseThrow(), Cancellation.none());
         ActiveRun b = authority.start(RunId.parse("run-b").orElseThrow(), Cancellation.none());
-        registry.own(s1, a);
-        registry.own(s2, b);
+        registry.leases.own(s1, a);
+        registry.leases.own(s2, b);
         failingUnlocks.add(RecordCodec.fileStem("run-a") + ".lock");
         failingUnlocks.add(RecordCodec.fileStem("run-b") + ".lock");
 
@@ -176,12 +175,12 @@ class SessionLeaseBookkeepingTest {
     @Test
     void forget_ofTheLeaseItHolds_dropsIt() throws Exception {
         Session s = registry.open(host.pid(), true);
-        ActiveRun run = authority.start(RunId.parse(RUN).orElseThrow(), Cancellation.none());
-        registry.own(s, run);
+        ActiveRun run = authority.start(RUN, Cancellation.none());
+        registry.leases.own(s, run);
         run.close();
-        registry.forget(s, run);
-        assertThat(registry.ownedBy(s, RUN)).isEmpty();
-        assertThat(registry.ownerOf(RUN)).isEmpty();
+        registry.leases.forget(s, run);
+        assertThat(registry.leases.ownedBy(s, RUN)).isEmpty();
+        assertThat(registry.leases.ownerOf(RUN)).isEmpty();
     }
 
     @Test

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import spice.authority.app.runtime.HelperConfig;
-import spice.authority.app.runtime.ServeContext;
+import spice.authority.app.runtime.PeerPolicy;
 import spice.authority.os.ProcessWatchException;
 import spice.authority.os.ProcessWatcher;
 import spice.authority.os.SecureDirectories;
@@ -38,14 +38,18 @@ class SessionStartTimeRecheckTest {
         platform = SecureDirectories.provider().processWatcher();
         watcher = new ShiftingWatcher(platform);
         long euid = platform.realUid(ProcessHandle.current().pid()).orElseThrow();
-        registry = registry(new ServeContext(null, null, null, null, null, null, watcher, euid));
+        registry = registry(watcher, euid);
         host = new ProcessBuilder("sleep", "1000").start();
     }
 
-    /** A registry wired as CDI wires it, over {@code serve}, with this test's configuration and no metrics. */
-    static SessionRegistry registry(ServeContext serve) {
+    /**
+     * A registry wired as CDI wires it, over {@code processes} and the helper uid {@code euid}, with
+     * this test's configuration and no metrics.
+     */
+    static SessionRegistry registry(ProcessWatcher processes, long euid) {
         SessionRegistry registry = new SessionRegistry();
-        registry.serve = serve;
+        registry.processes = processes;
+        registry.peers = PeerPolicy.tokenOnly(euid);
         registry.metrics = new SessionMetrics() {
             @Override
             public void sessionOpened() {}
@@ -58,6 +62,9 @@ class SessionStartTimeRecheckTest {
         };
         registry.config = new Config();
         registry.quotas = new Quotas();
+        registry.leases = new LeaseBook();
+        registry.leases.config = registry.config;
+        registry.leases.quotas = registry.quotas;
         registry.quotas.config = registry.config;
         return registry;
     }
@@ -189,22 +196,28 @@ class SessionStartTimeRecheckTest {
         return env;
     }
 
+    /** The lease protocol over {@code registry} and {@code authority}, wired as CDI wires it. */
+    static RunLeases runLeases(SessionRegistry registry, spice.authority.core.RunAuthority authority) {
+        return new RunLeases(registry, registry.leases, registry.metrics, authority);
+    }
+
     private void reapOnlyOnProof(Session s, spice.authority.core.RunAuthority authority) throws Exception {
-        registry.own(s, authority.start(new RunId("run-1"), spice.authority.core.Cancellation.none()));
-        assertThat(registry.ownerOf("run-1")).contains(s);
+        RunLeases leases = runLeases(registry, authority);
+        registry.leases.own(s, authority.start(new RunId("run-1"), spice.authority.core.Cancellation.none()));
+        assertThat(registry.leases.ownerOf(new RunId("run-1"))).contains(s);
         watcher.unknown = true;
-        registry.reapOwnerIfDead("run-1");
+        leases.reapOwnerIfDead(new RunId("run-1"));
         assertThat(s.isClosed()).as("an unknown owner keeps its run").isFalse();
         watcher.unknown = false;
-        registry.reapOwnerIfDead("run-1");
+        leases.reapOwnerIfDead(new RunId("run-1"));
         assertThat(s.isClosed()).as("a live owner keeps its run").isFalse();
         host.destroyForcibly();
         assertThat(host.waitFor(10, TimeUnit.SECONDS)).isTrue();
-        registry.reapOwnerIfDead("run-1");
+        leases.reapOwnerIfDead(new RunId("run-1"));
         assertThat(s.isClosed()).as("a proven death closes the owner").isTrue();
         assertThat(s.closeReason()).isEqualTo("host process " + host.pid() + " exited");
         assertThat(registry.find(s.id())).isEmpty();
-        assertThat(registry.ownerOf("run-1")).as("its lease released").isEmpty();
+        assertThat(registry.leases.ownerOf(new RunId("run-1"))).as("its lease released").isEmpty();
         assertThat(authority.outstandingLeases()).isZero();
     }
 
@@ -226,13 +239,13 @@ class SessionStartTimeRecheckTest {
             spice.authority.snapshot.envelope.Envelope env = suspendedByGoneHost(authority);
             // The importing host: prepare and consume (as POST /v1/imports and .../consume do), then it dies.
             spice.authority.core.RunImport imp = authority.prepareImport(env, spice.authority.core.Cancellation.none());
-            registry.addImport(s, imp, env);
+            registry.leases.addImport(s, imp, env);
             imp.consume(spice.authority.core.Cancellation.none());
             host.destroyForcibly();
             assertThat(host.waitFor(10, TimeUnit.SECONDS)).isTrue();
 
             // POST /v1/runs/run-1/abandon: reapOwnerIfDead first, then the abandon.
-            registry.reapOwnerIfDead("run-1");
+            runLeases(registry, authority).reapOwnerIfDead(new RunId("run-1"));
             assertThat(s.isClosed()).as("the dead importer's session is closed, as its exit would have").isTrue();
             assertThat(authority.abandon(new RunId("run-1"), spice.authority.core.Cancellation.none()).phase())
                     .isEqualTo(RunPhase.CANCELLED);
@@ -279,15 +292,15 @@ class SessionStartTimeRecheckTest {
         try {
             spice.authority.core.Cancellation none = spice.authority.core.Cancellation.none();
             spice.authority.snapshot.envelope.Envelope env = suspendedByGoneHost(authority);
-            ImportTx tx = registry.addImport(s, authority.prepareImport(env, none), env);
+            ImportTx tx = registry.leases.addImport(s, authority.prepareImport(env, none), env);
             tx.runImport().consume(none);
 
             // POST .../activate (RunLeases.activate), its write slow.
             hold.set(true);
             java.util.concurrent.Future<?> activate = pool.submit(() -> {
-                spice.authority.core.ActiveRun run = registry.importOf(s, tx.id()).runImport().activate(none);
-                registry.removeImport(tx);
-                registry.own(s, run);
+                spice.authority.core.ActiveRun run = registry.leases.importOf(s, tx.id()).runImport().activate(none);
+                registry.leases.removeImport(tx);
+                registry.leases.own(s, run);
                 return null;
             });
             assertThat(writing.await(10, TimeUnit.SECONDS)).isTrue();
@@ -295,8 +308,8 @@ class SessionStartTimeRecheckTest {
             java.util.concurrent.atomic.AtomicReference<Thread> aborter = new java.util.concurrent.atomic.AtomicReference<>();
             java.util.concurrent.Future<String> abort = pool.submit(() -> {
                 aborter.set(Thread.currentThread());
-                ImportTx found = registry.importOf(s, tx.id());
-                registry.removeImport(found);
+                ImportTx found = registry.leases.importOf(s, tx.id());
+                registry.leases.removeImport(found);
                 try {
                     found.runImport().abort();
                     return "204 aborted cleanly";
@@ -317,7 +330,7 @@ class SessionStartTimeRecheckTest {
             String answered = abort.get(10, TimeUnit.SECONDS);
 
             assertThat(authority.inspect(new RunId("run-1")).orElseThrow().phase()).isEqualTo(RunPhase.ACTIVE);
-            assertThat(registry.ownedBy(s, "run-1")).as("the session holds the ACTIVE lease").isPresent();
+            assertThat(registry.leases.ownedBy(s, new RunId("run-1"))).as("the session holds the ACTIVE lease").isPresent();
             assertThat(answered).as("the abort of an import that was activated is not a clean abort")
                     .isEqualTo("409 state_conflict");
         } finally {
@@ -339,7 +352,7 @@ class SessionStartTimeRecheckTest {
 
     @Test
     void open_onPosix_comparesWithTheUidReadAtStart_neverReadsTheHelpersOwnUidAgain() {
-        // POSIX sessions compare the host's real uid with ServeContext.effectiveUid (read once at
+        // POSIX sessions compare the host's real uid with PeerPolicy.effectiveUid (read once at
         // start), one /proc read per check, as before the Windows wiring.
         watcher.selfUidUnreadable = true;
         assertThat(registry.open(host.pid(), true).isClosed()).isFalse();
@@ -350,7 +363,7 @@ class SessionStartTimeRecheckTest {
     @Test
     void open_onPosix_hostOfAnotherUidThanTheHelpersStartUid_refused() throws ProcessWatchException {
         long euid = platform.realUid(ProcessHandle.current().pid()).orElseThrow();
-        registry.serve = new ServeContext(null, null, null, null, null, null, watcher, euid + 1);
+        registry.peers = PeerPolicy.tokenOnly(euid + 1);
         assertThatThrownBy(() -> registry.open(host.pid(), true)).isInstanceOf(SessionException.NotHost.class);
         assertThatThrownBy(() -> registry.openForAncestor(host.pid(), host.pid())).isInstanceOf(SessionException.NotHost.class);
         assertThat(registry.all()).isEmpty();
@@ -358,7 +371,7 @@ class SessionStartTimeRecheckTest {
 
     @Test
     void open_withoutAUid_asWindows_asksThePlatformsIsOwnUser() {
-        registry.serve = new ServeContext(null, null, null, null, null, null, watcher, -1);
+        registry.peers = PeerPolicy.tokenOnly(-1);
         assertThat(registry.open(host.pid(), true).isClosed()).isFalse();
         watcher.selfUidUnreadable = true; // the platform's own-user answer is unknown: refused
         assertThatThrownBy(() -> registry.open(host.pid(), true)).isInstanceOf(SessionException.Unavailable.class);
@@ -399,22 +412,22 @@ class SessionStartTimeRecheckTest {
     @Test
     void leaseAndImportQuotas_countPendingCalls_andAreGivenBack() {
         Session s = registry.open(host.pid(), true);
-        java.util.List<SessionRegistry.Admission> held = new java.util.ArrayList<>();
+        java.util.List<LeaseBook.Admission> held = new java.util.ArrayList<>();
         for (int i = 0; i < 16; i++) {
-            held.add(registry.admitImport(s));
+            held.add(registry.leases.admitImport(s));
         }
-        assertThatThrownBy(() -> registry.admitImport(s)).isInstanceOfSatisfying(SessionException.Busy.class,
+        assertThatThrownBy(() -> registry.leases.admitImport(s)).isInstanceOfSatisfying(SessionException.Busy.class,
                 e -> assertThat(e.setting()).isEqualTo("spice.authority.max-imports-per-session"))
                 .hasMessageContaining("spice.authority.max-imports-per-session is 16");
         for (int i = 16; i < 256; i++) {
-            held.add(registry.admitLease(s));
+            held.add(registry.leases.admitLease(s));
         }
-        assertThatThrownBy(() -> registry.admitLease(s)).isInstanceOfSatisfying(SessionException.Busy.class,
+        assertThatThrownBy(() -> registry.leases.admitLease(s)).isInstanceOfSatisfying(SessionException.Busy.class,
                 e -> assertThat(e.setting()).isEqualTo("spice.authority.max-leases-per-session"))
                 .hasMessageContaining("spice.authority.max-leases-per-session is 256");
-        held.forEach(SessionRegistry.Admission::close);
+        held.forEach(LeaseBook.Admission::close);
         held.get(0).close(); // idempotent: gives back nothing twice
-        registry.admitLease(s).close();
+        registry.leases.admitLease(s).close();
         assertThat(s.pending.get()).isZero();
         assertThat(s.pendingImports.get()).isZero();
     }
