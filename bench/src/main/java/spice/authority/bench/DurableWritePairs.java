@@ -60,7 +60,7 @@ public final class DurableWritePairs {
                     + "\"fingerprint\":\"sha256:193164941cc41295aced07d6adbc5d5de7e53e6e6da6b7496837bd0b54e63296\"},\"seen_interaction_ids\":[],"
                     + "\"last_sequence\":7,\"status\":\"suspended\"}";
             Snapshot suspended = Snapshot.decode(payload.getBytes(StandardCharsets.UTF_8));
-            ActiveRun run = authority.start("pairs", Cancellation.none());
+            ActiveRun run = authority.start(new spice.authority.snapshot.RunId("pairs"), Cancellation.none());
             long[] bare = new long[rounds];
             long[] atomic = new long[rounds];
             long[] transition = new long[rounds];

@@ -255,7 +255,7 @@ public final class HostStoreBench {
 
         @Override
         public RunView inspect(String runId) {
-            return new RunView(runId, "ACTIVE", 1, true, false);
+            return new RunView(runId, spice.authority.snapshot.contract.RunPhase.ACTIVE, 1, true, false);
         }
 
         @Override

@@ -189,18 +189,18 @@ public final class HostStoreSoak {
                 }
                 runs++;
                 switch (v.phase()) {
-                    case "SUSPENDED" -> {
+                    case SUSPENDED -> {
                         suspendedLeft++;
                         System.err.println("stranded SUSPENDED: " + v.runId());
                     }
-                    case "ACTIVE", "IMPORTING" -> {
+                    case ACTIVE, IMPORTING -> {
                         if (!reportedRuns.contains(v.runId())) {
                             activeUnreported++;
                             System.err.println("stranded " + v.phase() + ", never reported: " + v.runId());
                         }
                     }
-                    case "COMPLETED" -> completed++;
-                    case "CANCELLED" -> cancelled++;
+                    case COMPLETED -> completed++;
+                    case CANCELLED -> cancelled++;
                     default -> { }
                 }
             }

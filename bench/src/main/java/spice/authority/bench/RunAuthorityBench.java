@@ -90,7 +90,7 @@ public class RunAuthorityBench {
         Snapshot suspended = payload(id, "suspended");
         Snapshot completed = payload(id, "completed");
         Cancellation c = Cancellation.none();
-        ActiveRun run = authority.start(id, c);
+        ActiveRun run = authority.start(new spice.authority.snapshot.RunId(id), c);
         run.seal(suspended, c);
         run.resume(c);
         run.seal(completed, c);
