@@ -48,6 +48,10 @@ import spice.authority.snapshot.plan.PlanIdentities;
  *
  * <p>Guarantees (the host rules of RFC 0007 and wire-format.md e.7 and f):
  * <ul>
+ *   <li>Snapshot format: payloads are written in the engine's {@link #format()} (default v1alpha2),
+ *       and only envelopes of that format, whose workspace fingerprint is the engine's, are
+ *       imported: another format or workspace is refused before the helper hears of the import
+ *       and before any plan is leased.
  *   <li>Import order: the helper prepares (verifies the HMAC, locks the run) before anything else;
  *       then suspended-only, never-seen run ID, compatibility, the recorded plan leased and the
  *       combined plan identity recomputed — a missing, substituted or changed plan releases the
