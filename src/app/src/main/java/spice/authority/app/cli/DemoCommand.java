@@ -9,6 +9,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import spice.authority.app.command.ExitCodes;
 import spice.authority.app.demo.Demo;
+import spice.authority.host.demo.ScriptedAgent;
+import spice.authority.snapshot.SnapshotFormat;
 
 @Command(name = "demo",
         mixinStandardHelpOptions = true,
@@ -33,6 +35,10 @@ import spice.authority.app.demo.Demo;
             "reports the cut-off run with its call and the abandon command. No envelope is",
             "handed over. DemoResult adds resumed, completed, reported and effects_twice.",
             "",
+            "With --format v1alpha3 the hosts' engines write and import spice-agent's",
+            "current snapshot format (with a workspace fingerprint) instead of v1alpha2; the",
+            "helper must sign v1alpha3 payloads.",
+            "",
             "With no --socket it starts its own helper on a new temporary directory and",
             "removes the helper, the hosts and the directory at the end."
         },
@@ -45,7 +51,8 @@ import spice.authority.app.demo.Demo;
             "Examples:",
             "  spice-authority demo",
             "  spice-authority demo --scenario in-flight --json",
-            "  spice-authority demo --scenario restart --keep ./restart-demo"
+            "  spice-authority demo --scenario restart --keep ./restart-demo",
+            "  spice-authority demo --format v1alpha3"
         })
 public final class DemoCommand implements Callable<Integer> {
     @Spec
@@ -59,6 +66,11 @@ public final class DemoCommand implements Callable<Integer> {
             description = "restart only: leave the scenario's host store and ledger in DIR (new or empty; made 0700) for 'spice-authority host-store inspect'.")
     Path keep;
 
+    @Option(names = "--format", paramLabel = "VERSION", defaultValue = "v1alpha2",
+            description = "The snapshot format of the hosts' engines: v1alpha2 (default, what RFC 0007 as implemented "
+                    + "specifies) or v1alpha3 (what a current spice-agent writes).")
+    String format;
+
     @Option(names = "--json", description = "Print JSON lines (proc, pid, event, …) instead of the timeline.")
     boolean json;
 
@@ -69,8 +81,10 @@ public final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Demo.Scenario s;
+        SnapshotFormat f;
         try {
             s = Demo.Scenario.of(scenario);
+            f = ScriptedAgent.format(format);
         } catch (IllegalArgumentException e) {
             PrintWriter err = spec.commandLine().getErr();
             err.println("spice-authority demo: " + e.getMessage());
@@ -83,7 +97,7 @@ public final class DemoCommand implements Callable<Integer> {
             err.flush();
             return ExitCodes.USAGE;
         }
-        boolean ok = new Demo(s, socket, keep, json, spec.commandLine().getOut()).run();
+        boolean ok = new Demo(s, socket, keep, f, json, spec.commandLine().getOut()).run();
         return ok ? ExitCodes.OK : ExitCodes.REFUSED;
     }
 }

@@ -23,6 +23,7 @@ import spice.authority.host.RawJson;
 import spice.authority.host.RunView;
 import spice.authority.host.Session;
 import spice.authority.host.demo.DemoHost;
+import spice.authority.snapshot.SnapshotFormat;
 import spice.authority.host.demo.JsonLine;
 import spice.authority.snapshot.contract.ProblemCode;
 import spice.authority.snapshot.contract.RunPhase;
@@ -72,6 +73,7 @@ public final class Demo {
     private Process helper;
     private long killToResumeMs = -1;
     private final Path keep;
+    private final SnapshotFormat format;
     private Map<String, Object> counts = Map.of();
 
     public Demo(Scenario scenario, Path socket, boolean json, PrintWriter writer) {
@@ -83,9 +85,18 @@ public final class Demo {
      * (created 0700; it must not exist or be empty) for inspection.
      */
     public Demo(Scenario scenario, Path socket, Path keep, boolean json, PrintWriter writer) {
+        this(scenario, socket, keep, SnapshotFormat.V1ALPHA2, json, writer);
+    }
+
+    /**
+     * The scenario with host engines that write and import {@code format} (v1alpha3 with the demo's
+     * workspace fingerprint); the helper must sign that format.
+     */
+    public Demo(Scenario scenario, Path socket, Path keep, SnapshotFormat format, boolean json, PrintWriter writer) {
         this.scenario = scenario;
         this.socket = socket;
         this.keep = keep;
+        this.format = java.util.Objects.requireNonNull(format, "format");
         this.out = new Output(writer, json);
     }
 
@@ -126,7 +137,7 @@ public final class Demo {
         }
         if (scenario == Scenario.RESTART) {
             Path work = keep == null ? tmp : keptDirectory(keep);
-            counts = new RestartScenario(out, failures, processes).run(demoPid, runId, sock, work);
+            counts = new RestartScenario(out, failures, processes, format).run(demoPid, runId, sock, work);
             if (keep != null) {
                 out.note("demo", demoPid, "the store and ledger are kept in " + work
                         + " (spice-authority host-store inspect " + work.resolve("host-store").resolve("host.db") + ")");
@@ -136,7 +147,8 @@ public final class Demo {
         AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(sock)).build();
         Path envelope = tmp.resolve("envelope.pb");
         Path ledger = tmp.resolve("ledger.txt");
-        out.note("demo", demoPid, "run " + runId + ": host A runs the scripted agent (4 turns, 2 tools)");
+        out.note("demo", demoPid, "run " + runId + ": host A runs the scripted agent (4 turns, 2 tools; snapshots "
+                + format.version() + ")");
 
         // Host A: runs, suspends, and is killed.
         HostProcess a = HostProcess.start("A", DemoHost.class.getName(), hostArgs(sock, "A", role(), runId, envelope, ledger), processes);
@@ -283,9 +295,9 @@ public final class Demo {
         return HexFormat.of().formatHex(b);
     }
 
-    private static List<String> hostArgs(Path sock, String proc, String role, String runId, Path envelope, Path ledger) {
+    private List<String> hostArgs(Path sock, String proc, String role, String runId, Path envelope, Path ledger) {
         return List.of("--socket", sock.toString(), "--proc", proc, "--role", role, "--run-id", runId,
-                "--envelope", envelope.toString(), "--ledger", ledger.toString());
+                "--envelope", envelope.toString(), "--ledger", ledger.toString(), "--format", format.version());
     }
 
     private String role() {
@@ -295,7 +307,7 @@ public final class Demo {
     private boolean finish(long demoPid, String runId, long killToResumeMs) {
         boolean ok = failures.isEmpty();
         JsonLine result = JsonLine.of("demo", demoPid, "DemoResult").put("ok", ok).put("scenario", scenario.label)
-                .put("run_id", runId);
+                .put("format", format.version()).put("run_id", runId);
         if (killToResumeMs >= 0) {
             result.put("kill_to_resume_ms", killToResumeMs);
         }

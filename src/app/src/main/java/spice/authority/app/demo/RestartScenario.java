@@ -15,6 +15,7 @@ import spice.authority.host.RunView;
 import spice.authority.host.Session;
 import spice.authority.host.demo.JsonLine;
 import spice.authority.snapshot.contract.RunPhase;
+import spice.authority.snapshot.SnapshotFormat;
 
 /**
  * {@code demo --scenario restart}: host A runs three runs with a durable host store (one suspended,
@@ -29,11 +30,13 @@ final class RestartScenario {
     private final Output out;
     private final List<String> failures;
     private final List<Process> processes;
+    private final SnapshotFormat format;
 
-    RestartScenario(Output out, List<String> failures, List<Process> processes) {
+    RestartScenario(Output out, List<String> failures, List<Process> processes, SnapshotFormat format) {
         this.out = out;
         this.failures = failures;
         this.processes = processes;
+        this.format = format;
     }
 
     /** Runs it in {@code work} (store and ledger); returns the DemoResult's counts. */
@@ -137,9 +140,9 @@ final class RestartScenario {
         return counts;
     }
 
-    private static List<String> args(Path sock, String proc, String role, Path store, Path ledger, String prefix) {
+    private List<String> args(Path sock, String proc, String role, Path store, Path ledger, String prefix) {
         return List.of("--socket", sock.toString(), "--proc", proc, "--role", role, "--store", store.toString(),
-                "--ledger", ledger.toString(), "--run-prefix", prefix);
+                "--ledger", ledger.toString(), "--run-prefix", prefix, "--format", format.version());
     }
 
     private void expect(boolean holds, String failure) {

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import spice.authority.host.RawJson;
 
 /**
- * {@code spice-authority demo --json}, both scenarios, as a user runs it from the packaged build:
+ * {@code spice-authority demo --json}, every scenario (and the default one in v1alpha3), as a user runs it from the packaged build:
  * real host JVMs, a real SIGKILL, its own helper. Checks the JSON lines and that nothing is left.
  */
 class DemoIT {
@@ -194,6 +194,37 @@ class DemoIT {
                 }
             }
         }
+    }
+
+    /**
+     * The default scenario with v1alpha3 engines (workspace fingerprint, plan domain v3): needs a
+     * helper that signs v1alpha3 payloads.
+     */
+    @Test
+    void suspended_v1alpha3_hostKilled_otherProcessImportsTheV1alpha3EnvelopeAndCompletes() throws Exception {
+        Set<String> before = demoDirs();
+        Result r = demo("--format", "v1alpha3", "--json");
+
+        assertThat(r.exit).as(r.stderr + r.lines).isZero();
+        everyLineWellFormed(r);
+        assertThat(r.lines.get(r.lines.size() - 1)).containsEntry("ok", true).containsEntry("format", "v1alpha3");
+        long suspended = (Long) r.of("A", "RunSuspended").get(0).get("seq");
+        assertThat(r.of("B", "ImportPrepared").get(0)).containsEntry("seq", suspended);
+        assertThat(r.of("B", "RunResumed").get(0)).containsEntry("seq", suspended + 1);
+        assertThat(r.of("B", "RunStarted")).isEmpty();
+        assertThat(r.of("B", "RunCompleted")).hasSize(1);
+        List<Object> calls = r.lines.stream().filter(l -> "ToolCallCompleted".equals(l.get("event"))).map(l -> l.get("call_id")).toList();
+        assertThat(calls).doesNotHaveDuplicates().hasSize(8);
+        assertThat(demoDirs()).isEqualTo(before);
+        assertThat(demoProcesses()).isEmpty();
+    }
+
+    @Test
+    void unknownFormat_isAUsageError() throws Exception {
+        Result r = demo("--format", "v1alpha9");
+        assertThat(r.exit).isEqualTo(2);
+        assertThat(r.stderr).contains("unknown snapshot format 'v1alpha9'");
+        assertThat(r.lines).isEmpty();
     }
 
     @Test

@@ -207,6 +207,10 @@ final class Recovery {
             throw new Hazard(Reason.CHECKPOINT_MISMATCH, "the checkpoint at " + Long.toUnsignedString(c.sequence())
                     + " of run " + id + " is another run's, sequence's or status's payload");
         }
+        if (s.format() != engine.format()) {
+            throw new Hazard(Reason.FORMAT_MISMATCH, "the checkpoint of run " + id + " is " + s.format().wire()
+                    + ", and this engine imports " + engine.format().wire() + " only: recover with an engine of the run's format");
+        }
         PlanIdentity plan = s.planIdentity();
         if (!plan.fingerprint().equals(run.planFingerprint()) || !plan.toolPlanId().equals(run.toolPlanId())
                 || !plan.snapshotCompatibilityIdentity().equals(run.compatibilityIdentity())) {
@@ -214,9 +218,10 @@ final class Recovery {
                     + "the run's");
         }
         if (!plan.snapshotCompatibilityIdentity().equals(engine.identity().compatibilityIdentity())
-                || !plan.compiledIdentities().equals(engine.identity().compiledIdentities())) {
+                || !plan.compiledIdentities().equals(engine.identity().compiledIdentities())
+                || !plan.workspaceFingerprint().equals(engine.identity().workspaceFingerprint())) {
             throw new Hazard(Reason.PLAN_MISMATCH, "run " + id + " was recorded by an engine with another compatibility or "
-                    + "compiled identity than this one's");
+                    + "compiled identity or workspace than this one's");
         }
         byte[] envelope = c.envelope();
         Reason reason = Reason.SUSPENDED_CHECKPOINT;
@@ -276,13 +281,17 @@ final class Recovery {
 
     private RecoveryDecision importRefused(String id, long seq, ImportRefusedException e) throws SQLException {
         String code = e.helperCode();
+        if (e.reason() == ImportRefusedException.Reason.FORMAT_MISMATCH) {
+            return new RecoveryDecision(id, Outcome.REFUSED, Reason.FORMAT_MISMATCH, e.getMessage(), null, seq, null, null);
+        }
         if (ProblemCode.BUSY.wire().equals(code)) {
             return new RecoveryDecision(id, Outcome.RETRY_LATER, Reason.OWNER_ALIVE, "run " + id + ": the helper refuses "
                     + "its import while its last owner lives; recover again once that host has stopped", null, seq, null, null);
         }
         if (e.reason() == ImportRefusedException.Reason.PLAN_CHANGED || e.reason() == ImportRefusedException.Reason.PLAN_MISSING
                 || e.reason() == ImportRefusedException.Reason.PLAN_SUBSTITUTED
-                || e.reason() == ImportRefusedException.Reason.INCOMPATIBLE) {
+                || e.reason() == ImportRefusedException.Reason.INCOMPATIBLE
+                || e.reason() == ImportRefusedException.Reason.WORKSPACE_MISMATCH) {
             return new RecoveryDecision(id, Outcome.REFUSED, Reason.PLAN_MISMATCH, e.getMessage(), null, seq, null, null);
         }
         if (code != null) {

@@ -72,6 +72,11 @@ public record RecoveryDecision(String runId, Outcome outcome, Reason reason, Str
         PAYLOAD_INVALID,
         /** Restore hazard: a plan or compatibility identity that differs from this engine's or the run's. */
         PLAN_MISMATCH,
+        /**
+         * The run's checkpoint is of another snapshot format than this engine's: recover it with an
+         * engine of its format (nothing was asked of the helper).
+         */
+        FORMAT_MISMATCH,
         /** Restore hazard: a gap or a bad digest in the run's event chain. */
         EVENT_CHAIN,
         /** Restore hazard: a tool operation that disagrees with its events, or open at the checkpoint. */

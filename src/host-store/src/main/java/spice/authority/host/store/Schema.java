@@ -115,8 +115,11 @@ final class Schema {
                     for (String ddl : DDL) {
                         s.execute(ddl);
                     }
+                    // No snapshot format here: each checkpoint's payload names its own, so one store holds
+                    // v1alpha2 and v1alpha3 runs. Stores created before kept a row 'snapshot_format'
+                    // (v1alpha2); it is data, not layout, and nothing reads it.
                     s.execute("INSERT INTO store_meta (key, value) VALUES ('store', 'spice-authority host store'), "
-                            + "('snapshot_format', 'spice.agent.snapshot/v1alpha2'), ('created_at', '"
+                            + "('created_at', '"
                             + System.currentTimeMillis() + "')");
                     s.execute("PRAGMA application_id = " + APPLICATION_ID);
                     s.execute("PRAGMA user_version = " + VERSION);

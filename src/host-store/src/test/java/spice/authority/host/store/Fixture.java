@@ -15,6 +15,7 @@ import spice.authority.host.engine.Engine;
 import spice.authority.host.engine.EngineIdentity;
 import spice.authority.host.engine.StaticToolPlan;
 import spice.authority.host.engine.Tool;
+import spice.authority.snapshot.SnapshotFormat;
 
 /** A stateful fake helper on a real socket, and engines with stores on it, in one temp folder. */
 final class Fixture implements AutoCloseable {
@@ -48,6 +49,11 @@ final class Fixture implements AutoCloseable {
      * none) the mutating call t1-write writes its ledger line, then blocks until interrupted.
      */
     Engine engine(HostStore store, String hangRun, EngineIdentity identity) throws IOException {
+        return engine(store, hangRun, identity, SnapshotFormat.V1ALPHA2);
+    }
+
+    /** As {@link #engine(HostStore, String, EngineIdentity)}, writing and importing {@code format}. */
+    Engine engine(HostStore store, String hangRun, EngineIdentity identity, SnapshotFormat format) throws IOException {
         Tool ledgerTool = ScriptedAgent.appendLedger(ledger, null);
         Tool hanging = Tool.of(ledgerTool.definition(), (runId, callId, arguments) -> {
             var result = ledgerTool.call(runId, callId, arguments);
@@ -58,7 +64,7 @@ final class Fixture implements AutoCloseable {
         });
         return Engine.builder(ScriptedAgent.model(), StaticToolPlan.named(ScriptedAgent.PLAN_ID,
                         List.of(ScriptedAgent.readNotes(), hanging)))
-                .identity(identity).recorder(store).open(client);
+                .identity(identity).format(format).recorder(store).open(client);
     }
 
     /**

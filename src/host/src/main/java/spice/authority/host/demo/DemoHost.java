@@ -21,6 +21,7 @@ import spice.authority.host.engine.ImportRefusedException;
 import spice.authority.host.engine.ImportUncertainException;
 import spice.authority.host.engine.Run;
 import spice.authority.host.engine.StaticToolPlan;
+import spice.authority.snapshot.SnapshotFormat;
 
 /**
  * One host process of {@code spice-authority demo}: the scripted agent on the reference engine,
@@ -28,8 +29,10 @@ import spice.authority.host.engine.StaticToolPlan;
  *
  * <pre>
  * DemoHost --socket PATH --proc A|B --role first|first-in-flight|import
- *          --run-id ID --envelope FILE --ledger FILE
+ *          --run-id ID --envelope FILE --ledger FILE [--format v1alpha2|v1alpha3]
  * </pre>
+ * The engines write and import the snapshot format given (default v1alpha2; v1alpha3 with the
+ * demo's workspace fingerprint).
  * <ul>
  *   <li>{@code first}: starts the run, runs turns 1–2, suspends, stores the envelope (atomically),
  *       then waits to be killed.
@@ -56,6 +59,7 @@ public final class DemoHost {
 
     public static void main(String[] args) {
         String socket = null, proc = null, role = null, runId = null, envelope = null, ledger = null;
+        String format = "v1alpha2";
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--socket" -> socket = args[i + 1];
@@ -64,6 +68,7 @@ public final class DemoHost {
                 case "--run-id" -> runId = args[i + 1];
                 case "--envelope" -> envelope = args[i + 1];
                 case "--ledger" -> ledger = args[i + 1];
+                case "--format" -> format = args[i + 1];
                 default -> usage("unknown option " + args[i]);
             }
         }
@@ -71,11 +76,17 @@ public final class DemoHost {
                 || args.length % 2 != 0) {
             usage("every option is required");
         }
+        SnapshotFormat snapshotFormat = null;
+        try {
+            snapshotFormat = ScriptedAgent.format(format);
+        } catch (IllegalArgumentException e) {
+            usage(e.getMessage());
+        }
         exitWhenInputCloses();
         DemoHost host = new DemoHost(proc, new PrintStream(System.out, true, StandardCharsets.UTF_8));
         int code;
         try {
-            code = host.run(Path.of(socket), role, runId, Path.of(envelope), Path.of(ledger));
+            code = host.run(Path.of(socket), role, runId, Path.of(envelope), Path.of(ledger), snapshotFormat);
         } catch (InterruptedException e) {
             code = 1;
         } catch (EngineException | IOException | RuntimeException e) {
@@ -104,7 +115,7 @@ public final class DemoHost {
 
     private static void usage(String why) {
         System.err.println("DemoHost: " + why);
-        System.err.println("usage: DemoHost --socket PATH --proc A|B --role first|first-in-flight|import --run-id ID --envelope FILE --ledger FILE");
+        System.err.println("usage: DemoHost --socket PATH --proc A|B --role first|first-in-flight|import --run-id ID --envelope FILE --ledger FILE [--format v1alpha2|v1alpha3]");
         System.exit(2);
     }
 
@@ -127,7 +138,7 @@ public final class DemoHost {
         }
     }
 
-    private int run(Path socket, String role, String runId, Path envelopeFile, Path ledger)
+    private int run(Path socket, String role, String runId, Path envelopeFile, Path ledger, SnapshotFormat format)
             throws EngineException, IOException, InterruptedException {
         AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(socket)).build();
         boolean inFlight = role.equals("first-in-flight");
@@ -135,8 +146,8 @@ public final class DemoHost {
                 List.of(ScriptedAgent.readNotes(), ScriptedAgent.appendLedger(ledger, inFlight ? "t2-write" : null)));
         switch (role) {
             case "first", "first-in-flight" -> {
-                Engine engine = Engine.builder(ScriptedAgent.model(), plan)
-                        .identity(ScriptedAgent.IDENTITY).listener(this::onEvent).open(client);
+                Engine engine = Engine.builder(ScriptedAgent.model(), plan).format(format)
+                        .identity(ScriptedAgent.identity(format)).listener(this::onEvent).open(client);
                 Run run = engine.start(runId, ScriptedAgent.DEFINITION, "Keep a ledger of four turns.");
                 int turns = inFlight ? 1 : 2;
                 for (int i = 0; i < turns; i++) {
@@ -155,8 +166,8 @@ public final class DemoHost {
                 return 0;
             }
             case "import" -> {
-                Engine engine = Engine.builder(ScriptedAgent.model(), plan).decorate(Announcing::new)
-                        .identity(ScriptedAgent.IDENTITY).listener(this::onEvent).open(client);
+                Engine engine = Engine.builder(ScriptedAgent.model(), plan).decorate(Announcing::new).format(format)
+                        .identity(ScriptedAgent.identity(format)).listener(this::onEvent).open(client);
                 byte[] envelope = Files.readAllBytes(envelopeFile);
                 Run run;
                 try {

@@ -11,6 +11,7 @@ import java.util.concurrent.CountDownLatch;
 import spice.authority.host.engine.EngineIdentity;
 import spice.authority.host.engine.Model;
 import spice.authority.host.engine.Tool;
+import spice.authority.snapshot.SnapshotFormat;
 import spice.authority.snapshot.payload.Definition;
 import spice.authority.snapshot.payload.JsonValue;
 import spice.authority.snapshot.payload.Message;
@@ -36,8 +37,34 @@ public final class ScriptedAgent {
             List.of("provider:spice-authority-demo/scripted-model@1", "stage:kernel", "tool:spice-authority-demo/tools@1"));
     /** The demo's tool plan ID. */
     public static final String PLAN_ID = "demo-generation-1";
+    /**
+     * The workspace fingerprint of the demo's v1alpha3 engines: {@code sha256:} and the SHA-256 of
+     * {@code spice-authority-demo/workspace} (the value is the host's to define; the demo's
+     * hosts share one workspace).
+     */
+    public static final String WORKSPACE = "sha256:" + spice.authority.snapshot.json.GoText.hex(
+            spice.authority.snapshot.crypto.HmacSha256.sha256("spice-authority-demo/workspace".getBytes(StandardCharsets.UTF_8)));
 
     private ScriptedAgent() {}
+
+    /** The identity of the demo's engines of {@code format}: {@link #IDENTITY}, with {@link #WORKSPACE} for v1alpha3. */
+    public static EngineIdentity identity(SnapshotFormat format) {
+        return format.hasWorkspaceFingerprint() ? IDENTITY.withWorkspace(WORKSPACE) : IDENTITY;
+    }
+
+    /**
+     * The format a demo option names by its version ({@code v1alpha2}, {@code v1alpha3}).
+     *
+     * @throws IllegalArgumentException for any other text
+     */
+    public static SnapshotFormat format(String version) {
+        for (SnapshotFormat f : SnapshotFormat.values()) {
+            if (f.version().equals(version)) {
+                return f;
+            }
+        }
+        throw new IllegalArgumentException("unknown snapshot format '" + version + "': use v1alpha2 or v1alpha3");
+    }
 
     /** The deterministic model: per turn a lookup round, a ledger round, then the answer. */
     public static Model model() {

@@ -1,6 +1,8 @@
 package spice.authority.host.engine;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Objects;
 import spice.authority.host.AuthorityClient;
 import spice.authority.host.HelperProblem;
@@ -10,6 +12,7 @@ import spice.authority.host.ImportView;
 import spice.authority.host.RunView;
 import spice.authority.host.Session;
 import spice.authority.snapshot.contract.RunPhase;
+import spice.authority.snapshot.SnapshotFormat;
 
 /** The engine's own rules about the helper's answers, and the real {@link Authority}; not public API. */
 final class Authorities {
@@ -93,7 +96,7 @@ final class Authorities {
 
     /**
      * A sign's answer must be the envelope of exactly the payload sent, for this run: a protobuf
-     * {@code SnapshotEnvelope} of the v1alpha2 format, this run ID, the payload byte for byte, its
+     * {@code SnapshotEnvelope} of the payload's format (the engine's: it built the payload), this run ID, the payload byte for byte, its
      * SHA-256, a lifecycle and a sequence set, and an authority claim of the right shape. Anything
      * else (an empty or foreign body, another run's or payload's envelope) is a protocol error: the
      * sign's outcome is unknown, and the run is never handed over on a body that is not its
@@ -116,7 +119,8 @@ final class Authorities {
         byte[] digest = spice.authority.snapshot.crypto.HmacSha256.sha256(payload);
         boolean claimShaped = e.hasAuthority() && e.getAuthority().getScopeId().size() == 32
                 && e.getAuthority().getHmacSha256().size() == 32;
-        if (!spice.authority.snapshot.payload.Snapshot.FORMAT.equals(e.getFormat()) || !runId.equals(e.getRunId())
+        SnapshotFormat sent = formatOf(payload);
+        if (sent == null || !sent.wire().equals(e.getFormat()) || !runId.equals(e.getRunId())
                 || e.getLastSequence() == 0 || e.getLastSequence() == -1L // E-SEQ, as Envelopes.validate
                 || spice.authority.snapshot.payload.LifecycleStatus.fromLifecycleNumber(e.getLifecycleValue()) == null
                 || !claimShaped
@@ -126,6 +130,20 @@ final class Authorities {
                     + " is not the envelope of the payload sent");
         }
         return envelope;
+    }
+
+    /**
+     * The format of a canonical payload, which begins with its {@code version} member (the first
+     * member of the canonical encoding, wire-format.md b.2); {@code null} when it names none.
+     */
+    static SnapshotFormat formatOf(byte[] payload) {
+        for (SnapshotFormat f : SnapshotFormat.values()) {
+            byte[] head = ("{\"version\":\"" + f.wire() + "\"").getBytes(StandardCharsets.US_ASCII);
+            if (payload.length > head.length && Arrays.equals(payload, 0, head.length, head, 0, head.length)) {
+                return f;
+            }
+        }
+        return null;
     }
 
     /**

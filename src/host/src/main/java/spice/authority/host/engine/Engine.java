@@ -12,8 +12,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import spice.authority.host.HelperProblem;
 import spice.authority.host.ImportView;
 import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.SnapshotFormat;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.envelope.EnvelopeRejectedException;
+import spice.authority.snapshot.json.SafeText;
 import spice.authority.snapshot.payload.Definition;
 import spice.authority.snapshot.payload.LifecycleStatus;
 import spice.authority.snapshot.payload.Message;
@@ -46,6 +48,10 @@ import spice.authority.snapshot.plan.PlanIdentities;
  *
  * <p>Guarantees (the host rules of RFC 0007 and wire-format.md e.7 and f):
  * <ul>
+ *   <li>Snapshot format: payloads are written in the engine's {@link #format()} (default v1alpha2),
+ *       and only envelopes of that format, whose workspace fingerprint is the engine's, are
+ *       imported: another format or workspace is refused before the helper hears of the import
+ *       and before any plan is leased.
  *   <li>Import order: the helper prepares (verifies the HMAC, locks the run) before anything else;
  *       then suspended-only, never-seen run ID, compatibility, the recorded plan leased and the
  *       combined plan identity recomputed — a missing, substituted or changed plan releases the
@@ -80,6 +86,7 @@ public final class Engine implements AutoCloseable {
     private final Model model;
     private final ToolPlanSource plans;
     private final EngineIdentity identity;
+    private final SnapshotFormat format;
     private final int logCapacity;
     private final List<EventListener> listeners;
     private final Recorder recorder;
@@ -98,6 +105,7 @@ public final class Engine implements AutoCloseable {
         this.model = b.model;
         this.plans = b.plans;
         this.identity = b.identity;
+        this.format = b.format;
         this.logCapacity = b.logCapacity;
         this.listeners = List.copyOf(b.listeners);
     }
@@ -122,6 +130,7 @@ public final class Engine implements AutoCloseable {
         private final Model model;
         private final ToolPlanSource plans;
         private EngineIdentity identity = EngineIdentity.convenience();
+        private SnapshotFormat format = SnapshotFormat.V1ALPHA2;
         private int logCapacity = 4096;
         private final List<EventListener> listeners = new CopyOnWriteArrayList<>();
         private Recorder recorder = Recorder.NONE;
@@ -137,6 +146,35 @@ public final class Engine implements AutoCloseable {
         public Builder identity(EngineIdentity identity) {
             this.identity = Objects.requireNonNull(identity, "identity");
             return this;
+        }
+
+        /**
+         * The snapshot format this engine writes and imports (default
+         * {@link SnapshotFormat#V1ALPHA2}, the format RFC 0007 as implemented here specifies and
+         * every stored run and client uses today). {@link SnapshotFormat#V1ALPHA3} is what a
+         * current spice-agent writes: choose it to hand runs to and from spice-agent HEAD. An
+         * engine imports only envelopes of its own format. A workspace fingerprint in the
+         * {@link #identity identity} needs v1alpha3, and a v1alpha3 engine with a compatibility
+         * identity needs one (rule P-WORKSPACE): {@link #build()} and {@link #open} refuse both.
+         */
+        public Builder format(SnapshotFormat format) {
+            this.format = Objects.requireNonNull(format, "format");
+            return this;
+        }
+
+        /** Format and identity together (P-WORKSPACE), before anything is opened. */
+        private void requireCoherent() {
+            String ws = identity.workspaceFingerprint();
+            if (!format.hasWorkspaceFingerprint() && !ws.isEmpty()) {
+                throw new IllegalStateException("the engine identity has a workspace fingerprint, which "
+                        + format.wire() + " cannot carry: choose format(SnapshotFormat.V1ALPHA3) or an identity without one");
+            }
+            if (format.hasWorkspaceFingerprint()
+                    && !spice.authority.snapshot.payload.PlanIdentity.workspaceAllowed(identity.compatibilityIdentity(), ws)) {
+                throw new IllegalStateException(format.wire() + " requires a workspace fingerprint (sha256: and 64 lowercase "
+                        + "hex digits) when the compatibility identity is not empty (rule P-WORKSPACE): use "
+                        + "EngineIdentity.withWorkspace");
+            }
         }
 
         /** How many events each run's log retains (default 4096). */
@@ -177,6 +215,7 @@ public final class Engine implements AutoCloseable {
             if (authority == null) {
                 throw new IllegalStateException("this builder has no authority: use open(client)");
             }
+            requireCoherent();
             return new Engine(this, authority, null);
         }
 
@@ -189,6 +228,7 @@ public final class Engine implements AutoCloseable {
             if (authority != null) {
                 throw new IllegalStateException("this builder has an authority already: use build()");
             }
+            requireCoherent();
             spice.authority.host.Session session = client.openSession();
             Authority decorated;
             try {
@@ -243,6 +283,11 @@ public final class Engine implements AutoCloseable {
         return identity;
     }
 
+    /** The snapshot format this engine writes and imports. */
+    public SnapshotFormat format() {
+        return format;
+    }
+
     /** The run with this ID in this engine, or {@code null}. */
     public Run run(String runId) {
         return runs.get(runId);
@@ -276,10 +321,9 @@ public final class Engine implements AutoCloseable {
             PlanIdentity plan;
             Message first = new Message(runId + "/message/user", Role.USER, List.of(new Part.Text(userText)));
             try {
-                plan = PlanIdentities.planIdentity(identity.compiledIdentities(), lease.planId(),
-                        identity.compatibilityIdentity(), StaticToolPlan.definitions(lease.tools()));
+                plan = planIdentity(lease);
                 // Everything a snapshot of this run will carry is valid before the helper hears of it.
-                Snapshot.builder().runId(runId).definition(definition).completedTurns(0).planIdentity(plan)
+                Snapshot.builder().format(format).runId(runId).definition(definition).completedTurns(0).planIdentity(plan)
                         .seenInteractionIds(List.of()).lastSequence(2).status(LifecycleStatus.CANCELLED)
                         .addMessage(first).build();
             } catch (PayloadRejectedException | IllegalArgumentException e) {
@@ -443,14 +487,35 @@ public final class Engine implements AutoCloseable {
      */
     public Run importRun(byte[] envelopeBytes, EventHistory older) throws EngineException {
         Objects.requireNonNull(envelopeBytes, "envelope");
+        Envelope envelope;
+        try {
+            envelope = Envelope.parse(envelopeBytes);
+        } catch (EnvelopeRejectedException e) {
+            throw new ImportRefusedException(ImportRefusedException.Reason.MALFORMED,
+                    "the envelope is not a valid snapshot envelope: " + e.getMessage(), null);
+        }
+        // Format and workspace before the helper hears of the import (nothing is prepared or locked
+        // there) and before any plan is leased: this engine can take neither another format's run
+        // nor another workspace's.
+        if (SnapshotFormat.fromWire(envelope.format()).orElse(null) != format) {
+            throw new ImportRefusedException(ImportRefusedException.Reason.FORMAT_MISMATCH, "the envelope's format \""
+                    + SafeText.bounded(envelope.format(), 64) + "\" is not this engine's " + format.wire()
+                    + ": an engine imports only its own format", null);
+        }
         Snapshot snapshot;
         try {
-            snapshot = Snapshot.decode(Envelope.parse(envelopeBytes).payload());
-        } catch (EnvelopeRejectedException | PayloadRejectedException e) {
+            snapshot = Snapshot.decode(envelope.payload(), Set.of(format));
+        } catch (PayloadRejectedException e) {
             throw new ImportRefusedException(ImportRefusedException.Reason.MALFORMED,
                     "the envelope is not a valid snapshot envelope: " + e.getMessage(), null);
         }
         String runId = snapshot.runId();
+        if (!snapshot.workspaceFingerprint().equals(identity.workspaceFingerprint())) {
+            throw new ImportRefusedException(ImportRefusedException.Reason.WORKSPACE_MISMATCH, "run " + runId
+                    + " belongs to workspace " + workspaceText(snapshot.workspaceFingerprint()) + ", this engine to "
+                    + workspaceText(identity.workspaceFingerprint()) + ": a run is imported only into its own workspace",
+                    null);
+        }
         // One import of a run at a time in this engine: the helper answers a repeated prepare of the
         // same envelope by this session with the import it holds, so two concurrent imports of one
         // envelope would otherwise share (and abort) one import.
@@ -630,12 +695,11 @@ public final class Engine implements AutoCloseable {
             }
             PlanIdentity again;
             try {
-                again = PlanIdentities.planIdentity(identity.compiledIdentities(), lease.planId(),
-                        identity.compatibilityIdentity(), StaticToolPlan.definitions(lease.tools()));
+                again = planIdentity(lease);
             } catch (IllegalArgumentException e) {
                 throw refused(ImportRefusedException.Reason.PLAN_CHANGED, "the leased plan is not valid: " + e.getMessage());
             }
-            if (!again.equals(recorded) || !PlanIdentities.matches(recorded, StaticToolPlan.definitions(lease.tools()))) {
+            if (!again.equals(recorded) || !PlanIdentities.matches(format, recorded, StaticToolPlan.definitions(lease.tools()))) {
                 throw refused(ImportRefusedException.Reason.PLAN_CHANGED,
                         "the recomputed plan identity of " + recorded.toolPlanId() + " differs from the recorded one: a tool definition changed");
             }
@@ -654,6 +718,16 @@ public final class Engine implements AutoCloseable {
             lease.release();
             throw e;
         }
+    }
+
+    private static String workspaceText(String workspaceFingerprint) {
+        return workspaceFingerprint.isEmpty() ? "none" : workspaceFingerprint;
+    }
+
+    /** The plan identity of this engine's format, identity and workspace for the tools of {@code lease}. */
+    private PlanIdentity planIdentity(ToolPlanSource.Lease lease) {
+        return PlanIdentities.planIdentity(format, identity.compiledIdentities(), lease.planId(),
+                identity.compatibilityIdentity(), identity.workspaceFingerprint(), StaticToolPlan.definitions(lease.tools()));
     }
 
     private static ImportRefusedException refused(ImportRefusedException.Reason r, String message) {
@@ -699,6 +773,6 @@ public final class Engine implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Engine[" + identity + ", runs=" + runs.size() + "]";
+        return "Engine[" + identity + ", " + format.version() + ", runs=" + runs.size() + "]";
     }
 }

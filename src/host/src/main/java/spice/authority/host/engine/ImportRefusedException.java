@@ -20,6 +20,16 @@ public final class ImportRefusedException extends EngineException {
     public enum Reason {
         /** The envelope or its payload does not parse. */
         MALFORMED,
+        /**
+         * The envelope's format is not this engine's ({@link Engine#format()}): refused before the
+         * helper is asked to prepare the import.
+         */
+        FORMAT_MISMATCH,
+        /**
+         * The snapshot's workspace fingerprint is not this engine's ({@code ""} on either side
+         * included): refused before the helper is asked to prepare the import.
+         */
+        WORKSPACE_MISMATCH,
         /** The helper refused to prepare it (not verified, run busy or ACTIVE, …): see the cause. */
         AUTHORITY_REFUSED,
         /** Only a suspended snapshot resumes; terminal ones are inspectable only. */

@@ -36,7 +36,9 @@ import spice.authority.snapshot.payload.Snapshot;
  *   <li>Generated IDs are run-scoped: model operations {@code <run>/model/<turn>}, messages
  *       {@code <run>/message/<N>} with N the sequence the next event gets, so a resumed run in a
  *       fresh process never reproduces an earlier ID; a collision, or a model-supplied call ID
- *       seen before, fails the run.
+ *       seen before, fails the run; so does a call ID or tool name the tool layer's text rules
+ *       refuse (not valid UTF-8, or NUL, CR, LF or TAB anywhere), or arguments that are not valid
+ *       UTF-8, before any tool of the round runs, and a result that is not valid UTF-8.
  *   <li>A tool call is run once. If it throws, the run fails with the call unresolved: no snapshot
  *       can carry it, the run stays ACTIVE at the helper and needs the operator.
  * </ul>
@@ -349,6 +351,18 @@ public final class Run {
         }
         Set<String> roundIds = new HashSet<>();
         for (Model.ToolCall c : round.calls()) {
+            // The tool layer's text rules, before the call ID or name is used for anything.
+            String idProblem = ToolText.problem(c.callId());
+            if (idProblem != null) {
+                throw fail("the model's call ID " + ToolText.shown(c.callId()) + " " + idProblem, null);
+            }
+            String nameProblem = ToolText.problem(c.toolName());
+            if (nameProblem != null) {
+                throw fail("the model called tool " + ToolText.shown(c.toolName()) + ", whose name " + nameProblem, null);
+            }
+            if (!ToolText.isUtf8(c.arguments().rawBytes())) {
+                throw fail("the arguments of the model's call " + c.callId() + " are not valid UTF-8", null);
+            }
             if (callIds.contains(c.callId()) || !roundIds.add(c.callId())) {
                 throw fail("the model reused call ID " + c.callId(), null);
             }
@@ -373,6 +387,10 @@ public final class Run {
             }
             if (result == null) {
                 throw fail("tool " + c.toolName() + " returned no result in call " + c.callId(), null);
+            }
+            if (!ToolText.isUtf8(result.rawBytes())) {
+                // As a result the snapshot cannot carry: the call ran, stays unresolved, never replayed.
+                throw fail("tool " + c.toolName() + " returned a result that is not valid UTF-8 in call " + c.callId(), null);
             }
             Message toolMessage = new Message(nextMessageId(), Role.TOOL, List.of(new Part.ToolResult(c.toolName(), c.callId(), result)));
             try {
@@ -484,7 +502,7 @@ public final class Run {
 
     /** Encodes and validates the history plus {@code extra} as a terminal payload; nothing changes. */
     private void trialPayload(Message... extra) throws PayloadRejectedException {
-        Snapshot.Builder b = Snapshot.builder().runId(runId).definition(definition).completedTurns(completedTurns)
+        Snapshot.Builder b = Snapshot.builder().format(engine.format()).runId(runId).definition(definition).completedTurns(completedTurns)
                 .planIdentity(planIdentity).seenInteractionIds(seenInteractionIds).lastSequence(log.next())
                 .status(LifecycleStatus.FAILED);
         for (Message m : history) {
@@ -831,9 +849,10 @@ public final class Run {
         return signed;
     }
 
-    /** The v1alpha2 payload of the run as it stands, with {@code last_sequence} given. */
+    /** The payload of the run as it stands, in the engine's format, with {@code last_sequence} given. */
     byte[] payload(LifecycleStatus status, long lastSequence) throws PayloadRejectedException {
         Snapshot.Builder b = Snapshot.builder()
+                .format(engine.format())
                 .runId(runId)
                 .definition(definition)
                 .completedTurns(completedTurns)

@@ -34,10 +34,16 @@ public final class StaticToolPlan implements ToolPlanSource {
         return new StaticToolPlan(planId, tools);
     }
 
+    /**
+     * The tools' definitions, each held to the tool layer's text rules (any {@link Tool}, not only
+     * one of {@link Tool#of}).
+     *
+     * @throws IllegalArgumentException a definition that breaks them, or a name used twice
+     */
     static List<ToolDefinition> definitions(List<Tool> tools) {
         List<ToolDefinition> out = new ArrayList<>();
         for (Tool t : tools) {
-            out.add(t.definition());
+            out.add(ToolText.requireDefinition(t.definition()));
         }
         PlanIdentities.staticToolPlanId(out); // refuses duplicate names
         return out;

@@ -20,10 +20,16 @@ public interface Tool {
         JsonValue call(String runId, String callId, JsonValue arguments) throws Exception;
     }
 
-    /** A tool of {@code definition} whose calls run {@code body}. */
+    /**
+     * A tool of {@code definition} whose calls run {@code body}.
+     *
+     * @throws IllegalArgumentException a name that is not valid UTF-8 or holds NUL, CR, LF or TAB,
+     *     or an input schema that is not valid UTF-8 (the tool layer's text rules)
+     */
     static Tool of(ToolDefinition definition, Body body) {
         Objects.requireNonNull(definition, "definition");
         Objects.requireNonNull(body, "body");
+        ToolText.requireDefinition(definition);
         return new Tool() {
             @Override
             public ToolDefinition definition() {

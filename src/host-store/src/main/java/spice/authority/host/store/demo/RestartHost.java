@@ -19,6 +19,7 @@ import spice.authority.host.engine.Tool;
 import spice.authority.host.store.HostStore;
 import spice.authority.host.store.RecoveryDecision;
 import spice.authority.host.store.StoreException;
+import spice.authority.snapshot.SnapshotFormat;
 
 /**
  * One host process of {@code spice-authority demo --scenario restart}: the scripted agent on the
@@ -26,7 +27,10 @@ import spice.authority.host.store.StoreException;
  *
  * <pre>
  * RestartHost --socket PATH --proc A|B --role first|recover --store FILE --ledger FILE --run-prefix P
+ *             [--format v1alpha2|v1alpha3]
  * </pre>
+ * The engine writes and imports the snapshot format given (default v1alpha2; v1alpha3 with the
+ * demo's workspace fingerprint); one store holds runs of either.
  * <ul>
  *   <li>{@code first} (host A): run P-1 suspends after turn 1; run P-2 suspends after turn 2,
  *       waiting for an approval; run P-3 suspends, resumes here and is left inside its mutating
@@ -50,6 +54,7 @@ public final class RestartHost {
 
     public static void main(String[] args) {
         String socket = null, proc = null, role = null, store = null, ledger = null, prefix = null;
+        String format = "v1alpha2";
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--socket" -> socket = args[i + 1];
@@ -58,6 +63,7 @@ public final class RestartHost {
                 case "--store" -> store = args[i + 1];
                 case "--ledger" -> ledger = args[i + 1];
                 case "--run-prefix" -> prefix = args[i + 1];
+                case "--format" -> format = args[i + 1];
                 default -> usage("unknown option " + args[i]);
             }
         }
@@ -65,11 +71,17 @@ public final class RestartHost {
                 || args.length % 2 != 0) {
             usage("every option is required");
         }
+        SnapshotFormat snapshotFormat = null;
+        try {
+            snapshotFormat = ScriptedAgent.format(format);
+        } catch (IllegalArgumentException e) {
+            usage(e.getMessage());
+        }
         spice.authority.host.demo.DemoHost.exitWhenInputCloses();
         RestartHost host = new RestartHost(proc, new PrintStream(System.out, true, StandardCharsets.UTF_8));
         int code;
         try {
-            code = host.run(Path.of(socket), role, Path.of(store), Path.of(ledger), prefix);
+            code = host.run(Path.of(socket), role, Path.of(store), Path.of(ledger), prefix, snapshotFormat);
         } catch (InterruptedException e) {
             code = 1;
         } catch (EngineException | IOException | StoreException | RuntimeException e) {
@@ -82,7 +94,7 @@ public final class RestartHost {
     private static void usage(String why) {
         System.err.println("RestartHost: " + why);
         System.err.println("usage: RestartHost --socket PATH --proc A|B --role first|recover --store FILE --ledger FILE "
-                + "--run-prefix P");
+                + "--run-prefix P [--format v1alpha2|v1alpha3]");
         System.exit(2);
     }
 
@@ -115,12 +127,13 @@ public final class RestartHost {
         return StaticToolPlan.named(ScriptedAgent.PLAN_ID, List.of(ScriptedAgent.readNotes(), maybeHanging));
     }
 
-    private int run(Path socket, String role, Path storeFile, Path ledger, String prefix)
+    private int run(Path socket, String role, Path storeFile, Path ledger, String prefix, SnapshotFormat format)
             throws EngineException, IOException, StoreException, InterruptedException {
         AuthorityClient client = AuthorityClient.builder(new HelperEndpoint.Unix(socket)).build();
         String hangRun = prefix + "-3";
         try (HostStore store = HostStore.open(storeFile);
-             Engine engine = Engine.builder(ScriptedAgent.model(), plan(ledger, hangRun)).identity(ScriptedAgent.IDENTITY)
+             Engine engine = Engine.builder(ScriptedAgent.model(), plan(ledger, hangRun)).format(format)
+                     .identity(ScriptedAgent.identity(format))
                      .recorder(store).listener(this::onEvent).open(client)) {
             switch (role) {
                 case "first" -> {
