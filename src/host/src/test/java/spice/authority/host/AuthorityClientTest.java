@@ -158,6 +158,7 @@ class AuthorityClientTest {
         codes.put("invalid_request", HelperProblem.InvalidRequest.class);
         codes.put("invalid_snapshot", HelperProblem.InvalidSnapshot.class);
         codes.put("verification_failed", HelperProblem.VerificationFailed.class);
+        codes.put("unsupported_format", HelperProblem.UnsupportedFormat.class);
         codes.put("busy", HelperProblem.Busy.class);
         codes.put("state_conflict", HelperProblem.StateConflict.class);
         codes.put("uncertain", HelperProblem.Uncertain.class);
