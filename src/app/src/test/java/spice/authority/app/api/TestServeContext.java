@@ -35,6 +35,9 @@ public class TestServeContext {
 
     private Path root;
 
+    @jakarta.inject.Inject
+    spice.authority.app.runtime.HelperConfig config;
+
     @Produces
     @Singleton
     @Alternative
@@ -43,8 +46,9 @@ public class TestServeContext {
             spice.authority.os.ProcessWatchException {
         root = Files.createTempDirectory("spice-quarkus-test");
         SecureDirectoryProvider provider = SecureDirectories.provider();
+        // The format policy as serve chooses it: spice.authority.formats narrows the standard one.
         RunAuthority authority = RunAuthority.open(provider.open(root.resolve("authority").toString(), OpenMode.CREATE_OR_VALIDATE),
-                new SecureRandom());
+                new SecureRandom(), spice.authority.app.runtime.FormatsSetting.policy(config.formats()));
         ProcessWatcher processes = provider.processWatcher();
         long euid = processes.realUid(ProcessHandle.current().pid()).orElseThrow();
         return new ServeContext(authority, null, null, null,
