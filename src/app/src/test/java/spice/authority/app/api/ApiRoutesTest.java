@@ -396,25 +396,4 @@ class ApiRoutesTest {
                 .contains("spice.agent.snapshot/v1alpha9");
         assertThat(send("GET", "/v1/runs/" + run, null, null, null).json().path("phase").asText()).isEqualTo("SUSPENDED");
     }
-
-    /**
-     * The import route admits the largest v1alpha3 envelope (16 MiB + 295 bytes): the body limit
-     * is not what refuses it (here its claim, since no record binds it).
-     */
-    @Test
-    void import_maximalV1alpha3Envelope_isAdmittedByTheBodyLimit() throws Exception {
-        byte[] payload = new byte[16 << 20];
-        java.util.Arrays.fill(payload, (byte) ' ');
-        byte[] env = spice.authority.snapshot.proto.SnapshotEnvelope.newBuilder()
-                .setFormat("spice.agent.snapshot/v1alpha3").setRunId("r".repeat(128)).setLastSequence(-2L).setLifecycleValue(1)
-                .setPayload(com.google.protobuf.ByteString.copyFrom(payload))
-                .setSha256(com.google.protobuf.ByteString.copyFrom(new byte[32]))
-                .setAuthority(spice.authority.snapshot.proto.SnapshotAuthority.newBuilder()
-                        .setScopeId(com.google.protobuf.ByteString.copyFrom(new byte[32])).setGeneration(1L << 63)
-                        .setHmacSha256(com.google.protobuf.ByteString.copyFrom(new byte[32])))
-                .build().toByteArray();
-        assertThat(env).hasSize(spice.authority.snapshot.SnapshotFormat.V1ALPHA3.maxEnvelopeBytes());
-        Answer a = send("POST", "/v1/imports", openSession(), Bodies.PROTOBUF, env);
-        assertThat(a.status()).as(a.text()).isNotEqualTo(413).isIn(400, 403);
-    }
 }
