@@ -78,6 +78,7 @@ public final class ActiveRun implements AutoCloseable {
         if (!runId.value().equals(input.runId())) {
             throw new AuthorityException.State("snapshot run ID differs from the owned run " + runId);
         }
+        store.requireSigning(input.snapshotFormat());
         c.check("sign " + runId);
         RunPhase phase = RunPhase.ofLifecycle(input.lifecycle());
         if (phase == RunPhase.SUSPENDED && Transitions.generationExhausted(generation)) {
@@ -86,7 +87,7 @@ public final class ActiveRun implements AutoCloseable {
         Claim claim = store.signWithSubkey(runId, generation, input);
         Envelope envelope = envelope(unsigned, claim); // before any write, so a failure wrote nothing
         if (phase == RunPhase.SUSPENDED) {
-            RunRecord.SnapshotBinding binding = new RunRecord.SnapshotBinding(input.lastSequence(), input.lifecycle(),
+            RunRecord.SnapshotBinding binding = new RunRecord.SnapshotBinding(input.snapshotFormat(), input.lastSequence(), input.lifecycle(),
                     input.sha256(), claim.hmac());
             if (remembered != null) {
                 if (remembered.equals(binding)) {

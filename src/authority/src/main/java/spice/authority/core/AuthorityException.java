@@ -13,6 +13,9 @@ import spice.authority.snapshot.contract.ProblemCode;
  *   <li>{@link Busy}: the run is owned by a live process (or shutdown waits for leases).
  *   <li>{@link State}: an illegal transition for the run's durable phase or the object's state.
  *   <li>{@link Verification}: any authenticity mismatch; always the same message.
+ *   <li>{@link UnsupportedFormat}: an envelope, payload or record in a snapshot format this helper
+ *       does not take (unknown, or refused by its format policy); names the format, which is
+ *       public. Nothing was written.
  *   <li>{@link Uncertain}: the outcome of a write is unknown; never retry automatically.
  *   <li>{@link Closed}: the authority is closing or closed, or the object is finished.
  *   <li>{@link Cancelled}: cancellation proven before the writer ran; nothing changed, retryable.
@@ -112,6 +115,24 @@ public abstract sealed class AuthorityException extends Exception {
         @Override
         public ProblemCode problem() {
             return ProblemCode.VERIFICATION_FAILED;
+        }
+    }
+
+    /**
+     * A snapshot format this helper does not take for the use asked (unknown text, or refused by
+     * its {@link spice.authority.snapshot.FormatPolicy}). The message names the format: it is
+     * public, unlike anything a verification failure could tell. Nothing was written.
+     */
+    public static final class UnsupportedFormat extends AuthorityException {
+        private static final long serialVersionUID = 1L;
+
+        public UnsupportedFormat(String message) {
+            super(message);
+        }
+
+        @Override
+        public ProblemCode problem() {
+            return ProblemCode.UNSUPPORTED_FORMAT;
         }
     }
 

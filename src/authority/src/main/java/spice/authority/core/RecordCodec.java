@@ -3,6 +3,7 @@ package spice.authority.core;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HexFormat;
+import spice.authority.snapshot.SnapshotFormat;
 import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.crypto.HmacSha256;
 import spice.authority.snapshot.crypto.LengthPrefixed;
@@ -11,6 +12,7 @@ import spice.authority.snapshot.json.GoJsonReader;
 import spice.authority.snapshot.json.GoJsonWriter;
 import spice.authority.snapshot.json.GoText;
 import spice.authority.snapshot.json.JsonSyntaxException;
+import spice.authority.snapshot.json.SafeText;
 
 /**
  * Encodes and verifies record files (wire-format.md d.3) byte-for-byte as the reference does:
@@ -19,8 +21,11 @@ import spice.authority.snapshot.json.JsonSyntaxException;
  *
  * <p>Reading decodes strictly (unknown members and trailing values rejected, names matched
  * case-insensitively, later duplicates win, {@code "snapshot":null} means absent), re-encodes
- * canonically and checks the MAC over that encoding in constant time. Every failure is the one
- * {@link Unverifiable} outcome: a tampered, foreign or malformed record never crashes.
+ * canonically and checks the MAC over that encoding in constant time. A SUSPENDED record's
+ * {@code snapshot.format} is the format its claim was signed in (any {@link SnapshotFormat}); a
+ * record whose MAC verifies but whose format this build does not speak is unsupported, not
+ * forged. Every failure is one {@link Unverifiable} outcome with its reason: a tampered, foreign
+ * or malformed record never crashes.
  */
 public final class RecordCodec {
     /** The 35-byte record MAC domain. */
@@ -36,18 +41,47 @@ public final class RecordCodec {
 
     private RecordCodec() {}
 
-    /** The record could not be decoded or verified. Content-free and stackless. */
+    /**
+     * The record could not be decoded or verified, and why ({@link UnreadableReason}): stackless,
+     * and content-free but for the format text of {@link UnreadableReason#UNSUPPORTED_FORMAT},
+     * which is public (bounded and escaped).
+     */
     public static final class Unverifiable extends Exception {
         private static final long serialVersionUID = 1L;
-        static final Unverifiable INSTANCE = new Unverifiable();
+        static final Unverifiable MALFORMED = new Unverifiable(UnreadableReason.MALFORMED, null);
+        static final Unverifiable BAD_MAC = new Unverifiable(UnreadableReason.BAD_MAC, null);
 
-        private Unverifiable() {
-            super("record unverifiable", null, false, false);
+        private final transient UnreadableReason reason;
+        private final String format;
+
+        private Unverifiable(UnreadableReason reason, String format) {
+            super("record unverifiable: " + reason.wire(), null, false, false);
+            this.reason = reason;
+            this.format = format;
+        }
+
+        /** A record whose MAC verifies but whose snapshot format this build does not speak. */
+        static Unverifiable unsupportedFormat(String format) {
+            return new Unverifiable(UnreadableReason.UNSUPPORTED_FORMAT, SafeText.bounded(format, 64));
+        }
+
+        public UnreadableReason reason() {
+            return reason;
+        }
+
+        /** For {@link UnreadableReason#UNSUPPORTED_FORMAT}: the record's format text (bounded); else null. */
+        public String format() {
+            return format;
         }
     }
 
     /** The record JSON exactly as Go's encoder writes it. */
     public static byte[] encodeRecord(RunRecord r) {
+        return encodeRecord(r, r.snapshot() == null ? null : r.snapshot().format().wire());
+    }
+
+    /** {@link #encodeRecord(RunRecord)} with the binding's format written as {@code formatWire}. */
+    private static byte[] encodeRecord(RunRecord r, String formatWire) {
         GoJsonWriter w = new GoJsonWriter(512);
         w.ascii("{\"version\":").unsigned(RunRecord.VERSION)
                 .ascii(",\"scope_id\":").string(r.scopeIdHex())
@@ -57,7 +91,7 @@ public final class RecordCodec {
                 .ascii(",\"phase\":").string(r.phase().name());
         if (r.snapshot() != null) {
             RunRecord.SnapshotBinding s = r.snapshot();
-            w.ascii(",\"snapshot\":{\"format\":").string(RunRecord.SnapshotBinding.FORMAT)
+            w.ascii(",\"snapshot\":{\"format\":").string(formatWire)
                     .ascii(",\"last_sequence\":").unsigned(s.lastSequence())
                     .ascii(",\"lifecycle\":").unsigned(s.lifecycle())
                     .ascii(",\"payload_sha256\":").string(GoText.hex(s.payloadSha256()))
@@ -106,13 +140,13 @@ public final class RecordCodec {
      */
     public static RunRecord verifyFile(byte[] file, HmacSha256 master) throws Unverifiable {
         if (file.length == 0 || file.length > MAX_FILE_BYTES) {
-            throw Unverifiable.INSTANCE;
+            throw Unverifiable.MALFORMED;
         }
         try {
             GoJsonReader r = new GoJsonReader(file);
             RawRecord rec = new RawRecord();
             if (r.peekKind() != '{') {
-                throw Unverifiable.INSTANCE;
+                throw Unverifiable.MALFORMED;
             }
             forEachMember(r, LINE_FIELDS, field -> {
                 switch (field) {
@@ -122,17 +156,23 @@ public final class RecordCodec {
             });
             r.skipWhitespace();
             if (!r.atEnd()) {
-                throw Unverifiable.INSTANCE;
+                throw Unverifiable.MALFORMED;
             }
             byte[] mac = parseHex32(rec.lineMacHex);
             RunRecord record = rec.toRecord();
-            byte[] expected = master.compute(macInput(encodeRecord(record)));
+            // The MAC covers the format text as written: a format this build does not speak is
+            // verified as that text, so an unknown format is told apart from a forged record.
+            String formatWire = rec.snapshot == null ? null : rec.snapshot.format;
+            byte[] expected = master.compute(macInput(encodeRecord(record, formatWire)));
             if (!MessageDigest.isEqual(expected, mac)) {
-                throw Unverifiable.INSTANCE;
+                throw Unverifiable.BAD_MAC;
+            }
+            if (formatWire != null && SnapshotFormat.fromWire(formatWire).isEmpty()) {
+                throw Unverifiable.unsupportedFormat(formatWire);
             }
             return record;
         } catch (JsonSyntaxException | IllegalArgumentException e) {
-            throw Unverifiable.INSTANCE;
+            throw Unverifiable.MALFORMED;
         }
     }
 
@@ -150,18 +190,21 @@ public final class RecordCodec {
 
         RunRecord toRecord() throws Unverifiable {
             if (version != RunRecord.VERSION) {
-                throw Unverifiable.INSTANCE;
+                throw Unverifiable.MALFORMED;
             }
-            RunPhase p = RunPhase.parse(phase).orElseThrow(() -> Unverifiable.INSTANCE);
+            RunPhase p = RunPhase.parse(phase).orElseThrow(() -> Unverifiable.MALFORMED);
             RunRecord.SnapshotBinding binding = null;
             if (p == RunPhase.SUSPENDED) {
-                if (snapshot == null || !RunRecord.SnapshotBinding.FORMAT.equals(snapshot.format)) {
-                    throw Unverifiable.INSTANCE;
+                if (snapshot == null) {
+                    throw Unverifiable.MALFORMED;
                 }
-                binding = new RunRecord.SnapshotBinding(snapshot.lastSequence, (int) Math.min(snapshot.lifecycle, 1000),
+                // An unknown format stands in as v1alpha2 until the MAC over the text as written
+                // is checked; verifyFile then refuses it as unsupported, never returns it.
+                SnapshotFormat format = SnapshotFormat.fromWire(snapshot.format).orElse(SnapshotFormat.V1ALPHA2);
+                binding = new RunRecord.SnapshotBinding(format, snapshot.lastSequence, (int) Math.min(snapshot.lifecycle, 1000),
                         parseHex32(snapshot.payloadSha256), parseHex32(snapshot.authorityHmac));
             } else if (snapshot != null) {
-                throw Unverifiable.INSTANCE;
+                throw Unverifiable.MALFORMED;
             }
             // Throws IllegalArgumentException (mapped to Unverifiable) for any other rule.
             return new RunRecord(scopeId, keyGeneration, runId, runGeneration, p, binding);
@@ -183,7 +226,7 @@ public final class RecordCodec {
             return;
         }
         if (kind != '{') {
-            throw Unverifiable.INSTANCE;
+            throw Unverifiable.MALFORMED;
         }
         forEachMember(r, RECORD_FIELDS, field -> {
             switch (field) {
@@ -196,7 +239,7 @@ public final class RecordCodec {
                     if (text && r.lastStringSubstituted()) {
                         // SECURITY: the MAC covers the re-encoding; a run ID the reader had to
                         // repair (U+FFFD) is not the one in the file: never a valid record.
-                        throw Unverifiable.INSTANCE;
+                        throw Unverifiable.MALFORMED;
                     }
                 }
                 case 4 -> rec.runGeneration = unsigned(r, rec.runGeneration);
@@ -212,7 +255,7 @@ public final class RecordCodec {
                         }
                         decodeSnapshot(r, rec.snapshot);
                     } else {
-                        throw Unverifiable.INSTANCE;
+                        throw Unverifiable.MALFORMED;
                     }
                 }
                 default -> throw new AssertionError(field);
@@ -250,7 +293,7 @@ public final class RecordCodec {
             first = false;
             int field = GoFieldNames.match(key, fields);
             if (field < 0) {
-                throw Unverifiable.INSTANCE;
+                throw Unverifiable.MALFORMED;
             }
             member.read(field);
         }
@@ -265,7 +308,7 @@ public final class RecordCodec {
             r.readNull();
             return current;
         }
-        throw Unverifiable.INSTANCE;
+        throw Unverifiable.MALFORMED;
     }
 
     private static long unsigned(GoJsonReader r, long current) throws Unverifiable {
@@ -273,7 +316,7 @@ public final class RecordCodec {
         if (k == '0') {
             long v = r.readNumberAsUnsigned();
             if (!r.lastNumberWasUnsigned()) {
-                throw Unverifiable.INSTANCE;
+                throw Unverifiable.MALFORMED;
             }
             return v;
         }
@@ -281,18 +324,18 @@ public final class RecordCodec {
             r.readNull();
             return current;
         }
-        throw Unverifiable.INSTANCE;
+        throw Unverifiable.MALFORMED;
     }
 
     /** Hex of exactly 32 bytes; upper case accepted (Go's hex.DecodeString). */
     static byte[] parseHex32(String hex) throws Unverifiable {
         if (hex.length() != 64) {
-            throw Unverifiable.INSTANCE;
+            throw Unverifiable.MALFORMED;
         }
         try {
             return HexFormat.of().parseHex(hex);
         } catch (IllegalArgumentException e) {
-            throw Unverifiable.INSTANCE;
+            throw Unverifiable.MALFORMED;
         }
     }
 

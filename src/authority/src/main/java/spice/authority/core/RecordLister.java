@@ -2,7 +2,9 @@ package spice.authority.core;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.UnsupportedPlatformException;
@@ -13,7 +15,8 @@ import spice.authority.os.UnsupportedPlatformException;
  * never listed by path, read and verified under the name it sits under.
  *
  * <p><b>Guarantees.</b> A listed record verifies, is ours and names the run whose hashed file
- * name it sits under. Entries that are not a record of this authority are counted, not listed;
+ * name it sits under. Entries that are not a record of this authority are counted by
+ * {@link UnreadableReason}, not listed;
  * entries gone since the listing are skipped; other files are ignored. A directory that cannot be
  * listed, or a record that cannot be read for an I/O error, fails the listing as a whole: never a
  * partial list. The caller holds a lease while it runs.
@@ -25,7 +28,7 @@ final class RecordLister {
         this.store = store;
     }
 
-    /** The verified records by run ID, and the count of the others. */
+    /** The verified records by run ID, and the count of the others by reason. */
     RecordListing list() throws AuthorityException {
         List<String> names;
         try {
@@ -34,15 +37,15 @@ final class RecordLister {
             throw new AuthorityException.Unavailable("authority directory cannot be listed: " + e.getMessage());
         }
         List<RunRecord> records = new ArrayList<>();
-        int unreadable = 0;
+        Map<UnreadableReason, Integer> unreadable = new EnumMap<>(UnreadableReason.class);
         for (String name : names) {
             if (!name.startsWith("run-") || !name.endsWith(".state")) {
                 continue;
             }
             try {
                 listedRecord(name).ifPresent(records::add);
-            } catch (AuthorityException.Verification e) {
-                unreadable++;
+            } catch (RecordStore.Unreadable e) {
+                unreadable.merge(e.reason(), 1, Integer::sum);
             }
         }
         records.sort(Comparator.comparing(RunRecord::runId));
@@ -53,12 +56,12 @@ final class RecordLister {
      * One listed record.
      *
      * @return empty when the file is gone since the listing
-     * @throws AuthorityException.Verification when the entry is not a record of this authority
+     * @throws RecordStore.Unreadable when the entry is not a record of this authority, and why
      * @throws AuthorityException.Unavailable for an I/O error
      */
-    private Optional<RunRecord> listedRecord(String fileName) throws AuthorityException {
+    private Optional<RunRecord> listedRecord(String fileName) throws AuthorityException, RecordStore.Unreadable {
         if (!RecordStore.RECORD_FILE.matcher(fileName).matches()) {
-            throw new AuthorityException.Verification();
+            throw new RecordStore.Unreadable(UnreadableReason.MISNAMED, null);
         }
         byte[] file;
         try {
@@ -69,7 +72,7 @@ final class RecordLister {
                     return Optional.empty(); // RACE: removed since the listing
                 }
                 case IO -> throw new AuthorityException.Unavailable("record cannot be read: " + e.getMessage());
-                default -> throw new AuthorityException.Verification(); // not a record file of ours
+                default -> throw new RecordStore.Unreadable(UnreadableReason.REFUSED_FILE, null); // not a record file of ours
             }
         }
         return Optional.of(store.verifyNamed(file, fileName));
@@ -92,6 +95,10 @@ final class RecordLister {
             }
             throw new AuthorityException.Unavailable("record refused: " + e.getMessage());
         }
-        return Optional.of(store.verifyNamed(file, fileName));
+        try {
+            return Optional.of(store.verifyNamed(file, fileName));
+        } catch (RecordStore.Unreadable e) {
+            throw e.toAuthority(fileName);
+        }
     }
 }

@@ -11,6 +11,7 @@ import spice.authority.os.OpenMode;
 import spice.authority.os.SecureDirectory;
 import spice.authority.os.StableLock;
 import spice.authority.os.UnsupportedPlatformException;
+import spice.authority.snapshot.FormatPolicy;
 import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.crypto.HmacSha256;
@@ -38,9 +39,11 @@ final class RecordStore {
     /** The file {@code identity.key} named when its key was read or created (device and inode). */
     private final FileIdentity identityFile;
     private final HmacSha256 recordMac;
+    private final FormatPolicy formats;
 
-    RecordStore(SecureDirectory dir, AuthorityIdentity identity, FileIdentity identityFile) {
+    RecordStore(SecureDirectory dir, AuthorityIdentity identity, FileIdentity identityFile, FormatPolicy formats) {
         this.dir = dir;
+        this.formats = formats;
         this.scopeIdHex = identity.scopeIdHex();
         this.keyGeneration = identity.generation();
         this.identityFile = identityFile;
@@ -142,21 +145,12 @@ final class RecordStore {
         }
     }
 
-    /** Whether the run's record file is there, or may be (anything but a proven absence). */
-    boolean hasRecordFile(RunId id) {
-        try {
-            dir.checkFile(stateFile(id));
-            return true;
-        } catch (DirectoryRefusedException e) {
-            return e.category() != DirectoryRefusedException.Category.MISSING;
-        }
-    }
-
     /**
      * Reads and verifies the record of {@code id}.
      *
      * @return empty when the state file is absent
      * @throws AuthorityException.Verification when present but unverifiable or foreign
+     * @throws AuthorityException.UnsupportedFormat when its MAC verifies but its format is not accepted
      * @throws AuthorityException.Unavailable for any other read failure
      */
     Optional<RunRecord> readRecord(RunId id) throws AuthorityException {
@@ -195,41 +189,88 @@ final class RecordStore {
     }
 
     /** The record in {@code file}, when its MAC verifies and it is ours and names {@code id}. */
-    RunRecord verifyRecord(byte[] file, RunId id) throws AuthorityException.Verification {
-        return requireOurs(verifyMac(file), id.value());
+    RunRecord verifyRecord(byte[] file, RunId id) throws AuthorityException {
+        try {
+            return requireOurs(verifyMac(file), id.value());
+        } catch (Unreadable e) {
+            throw e.toAuthority("run " + id);
+        }
     }
 
     /**
      * The record in {@code file}, read under the directory entry {@code fileName}: it must name
      * the run whose hashed file name it sits under, so a renamed file cannot pose as another run.
+     *
+     * @throws Unreadable with the reason it is not a record of this authority
      */
-    RunRecord verifyNamed(byte[] file, String fileName) throws AuthorityException.Verification {
+    RunRecord verifyNamed(byte[] file, String fileName) throws Unreadable {
         RunRecord rec = verifyMac(file);
         if (!(RecordCodec.fileStem(rec.runId()) + ".state").equals(fileName)) {
-            throw new AuthorityException.Verification();
+            throw new Unreadable(UnreadableReason.MISNAMED, null);
         }
         return requireOurs(rec, rec.runId());
     }
 
-    /** The record of a file whose MAC verifies under this authority's record key. */
-    private RunRecord verifyMac(byte[] file) throws AuthorityException.Verification {
+    /**
+     * The record of a file whose MAC verifies under this authority's record key, in a format the
+     * policy accepts for verification (wire-format-v1alpha3.md section 7: a record is valid only
+     * in an accepted format).
+     */
+    private RunRecord verifyMac(byte[] file) throws Unreadable {
+        RunRecord rec;
         try {
-            return RecordCodec.verifyFile(file, recordMac);
+            rec = RecordCodec.verifyFile(file, recordMac);
         } catch (RecordCodec.Unverifiable e) {
-            throw new AuthorityException.Verification();
+            throw new Unreadable(e.reason(), e.format());
         }
+        if (rec.snapshot() != null && !formats.acceptsForVerification(rec.snapshot().format())) {
+            throw new Unreadable(UnreadableReason.UNSUPPORTED_FORMAT, rec.snapshot().format().wire());
+        }
+        return rec;
     }
 
     /**
      * The record, when it belongs to this scope and key generation, names {@code runId}, and its
      * run ID is a {@link RunId}: a record under a wider ID (another implementation's) is foreign.
      */
-    private RunRecord requireOurs(RunRecord rec, String runId) throws AuthorityException.Verification {
+    private RunRecord requireOurs(RunRecord rec, String runId) throws Unreadable {
         if (!rec.scopeIdHex().equals(scopeIdHex) || rec.keyGeneration() != keyGeneration || !rec.runId().equals(runId)
                 || !RunId.isValid(rec.runId())) {
-            throw new AuthorityException.Verification();
+            throw new Unreadable(UnreadableReason.FOREIGN, null);
         }
         return rec;
+    }
+
+    /**
+     * A record file that is not a record of this authority, and why. Stackless; carries no
+     * content but the record's format text for {@link UnreadableReason#UNSUPPORTED_FORMAT}.
+     */
+    static final class Unreadable extends Exception {
+        private static final long serialVersionUID = 1L;
+        private final transient UnreadableReason reason;
+        private final String format;
+
+        Unreadable(UnreadableReason reason, String format) {
+            super(reason.wire(), null, false, false);
+            this.reason = reason;
+            this.format = format;
+        }
+
+        UnreadableReason reason() {
+            return reason;
+        }
+
+        /**
+         * The refusal a caller sees: {@code unsupported_format} naming the format (public), or
+         * else the one verification failure.
+         */
+        AuthorityException toAuthority(String what) {
+            if (reason == UnreadableReason.UNSUPPORTED_FORMAT) {
+                return new AuthorityException.UnsupportedFormat(what + ": its record is in snapshot format \"" + format
+                        + "\", which this helper does not accept; nothing was written");
+            }
+            return new AuthorityException.Verification();
+        }
     }
 
     /** {@code next} encoded and MACed, ready for {@link #writeSigned}. */

@@ -11,6 +11,7 @@ import spice.authority.os.FileNames;
 import spice.authority.os.LockMode;
 import spice.authority.os.SecureDirectory;
 import spice.authority.os.StableLock;
+import spice.authority.snapshot.FormatPolicy;
 import spice.authority.snapshot.RunId;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.payload.Snapshot;
@@ -73,10 +74,14 @@ public final class RunAuthority implements AutoCloseable {
     private final Transitions transitions;
     private final RecordLister lister;
     private final int sweptTempFiles;
+    private final FormatPolicy formats;
+    private volatile Optional<Map<UnreadableReason, Integer>> unreadableAtOpen = Optional.empty();
 
-    private RunAuthority(SecureDirectory dir, AuthorityIdentity identity, FileIdentity identityFile, int sweptTempFiles) {
+    private RunAuthority(SecureDirectory dir, AuthorityIdentity identity, FileIdentity identityFile, int sweptTempFiles,
+                         FormatPolicy formats) {
         this.identity = identity;
-        this.store = new RecordStore(dir, identity, identityFile);
+        this.formats = formats;
+        this.store = new RecordStore(dir, identity, identityFile, formats);
         this.leases = new Leases(() -> {
             try {
                 store.close();
@@ -84,7 +89,7 @@ public final class RunAuthority implements AutoCloseable {
                 identity.close();
             }
         });
-        this.transitions = new Transitions(identity, store, fences, leases);
+        this.transitions = new Transitions(identity, store, fences, leases, formats);
         this.lister = new RecordLister(store);
         this.sweptTempFiles = sweptTempFiles;
     }
@@ -98,6 +103,18 @@ public final class RunAuthority implements AutoCloseable {
      * @throws AuthorityException.Unavailable when the directory or the identity is unusable
      */
     public static RunAuthority open(SecureDirectory dir, SecureRandom random) throws AuthorityException.Unavailable {
+        return open(dir, random, FormatPolicy.standard());
+    }
+
+    /**
+     * {@link #open(SecureDirectory, SecureRandom)} under {@code formats}: the formats this
+     * authority signs, verifies and imports (a deployment or a test may narrow
+     * {@link FormatPolicy#standard()}, never widen it). A record in a format not accepted for
+     * verification is unreadable ({@link UnreadableReason#UNSUPPORTED_FORMAT}).
+     */
+    public static RunAuthority open(SecureDirectory dir, SecureRandom random, FormatPolicy formats)
+            throws AuthorityException.Unavailable {
+        java.util.Objects.requireNonNull(formats, "formats");
         try {
             dir.revalidate();
         } catch (DirectoryRefusedException e) {
@@ -151,7 +168,9 @@ public final class RunAuthority implements AutoCloseable {
                 id.close();
                 throw new AuthorityException.Unavailable("identity file refused: " + e.getMessage());
             }
-            return new RunAuthority(dir, id, opened, swept);
+            RunAuthority authority = new RunAuthority(dir, id, opened, swept, formats);
+            authority.countUnreadableAtOpen();
+            return authority;
         } catch (DirectoryRefusedException e) {
             throw new AuthorityException.Unavailable("identity lock refused: " + e.getMessage());
         } catch (IllegalArgumentException e) {
@@ -175,6 +194,29 @@ public final class RunAuthority implements AutoCloseable {
     /** The authority key generation signed on the wire. */
     public long keyGeneration() {
         return identity.generation();
+    }
+
+    /**
+     * The {@code run-*.state} entries that were not a record of this authority when it opened, by
+     * reason (a format the policy refuses, a bad MAC, ...): counts only, for the one start-up log
+     * line. Empty when the directory could not be listed then (the listing's own refusal says why
+     * at the first {@link #listRecords()}).
+     */
+    public Optional<Map<UnreadableReason, Integer>> unreadableAtOpen() {
+        return unreadableAtOpen;
+    }
+
+    private void countUnreadableAtOpen() {
+        try {
+            unreadableAtOpen = Optional.of(listRecords().unreadableByReason());
+        } catch (AuthorityException e) {
+            // Not listable now: open does not depend on it; every later listing reports its refusal.
+        }
+    }
+
+    /** The format policy this authority signs, verifies and imports under. */
+    public FormatPolicy formats() {
+        return formats;
     }
 
     /** The bound directory path. */
@@ -273,6 +315,7 @@ public final class RunAuthority implements AutoCloseable {
      *
      * @return empty when the run has no record
      * @throws AuthorityException.Verification when the record does not verify
+     * @throws AuthorityException.UnsupportedFormat when it verifies in a format not accepted
      */
     public Optional<RunRecord> inspect(RunId runId) throws AuthorityException {
         leases.acquire(); // keeps the directory and the record key open while they are used
@@ -309,6 +352,7 @@ public final class RunAuthority implements AutoCloseable {
      *
      * @return empty when the file vanished
      * @throws AuthorityException.Verification when unverifiable, foreign or misnamed
+     * @throws AuthorityException.UnsupportedFormat when it verifies in a format not accepted
      */
     public Optional<RunRecord> readStateFile(String fileName) throws AuthorityException {
         if (!fileName.startsWith("run-") || !fileName.endsWith(".state") || fileName.length() != 4 + 64 + 6) {
@@ -348,8 +392,9 @@ public final class RunAuthority implements AutoCloseable {
     /**
      * Lists the records of the directory: every {@code run-*.state} entry of the retained
      * directory (never listed by path) is read and verified as {@link #readStateFile} does.
-     * Entries that are not a record of this authority (unverifiable, foreign, misnamed, a
-     * symbolic link, the wrong type, owner, mode or size) are counted, not listed; entries gone
+     * Entries that are not a record of this authority (unverifiable, in a format not accepted,
+     * foreign, misnamed, a symbolic link, the wrong type, owner, mode or size) are counted by
+     * {@link UnreadableReason}, not listed; entries gone
      * since the listing are skipped; other files are ignored.
      *
      * @return the verified records by run ID, and the count of the others

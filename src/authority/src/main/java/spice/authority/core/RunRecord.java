@@ -3,6 +3,7 @@ package spice.authority.core;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Objects;
+import spice.authority.snapshot.SnapshotFormat;
 import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.json.GoText;
 
@@ -65,13 +66,15 @@ public record RunRecord(String scopeIdHex, long keyGeneration, String runId, lon
     }
 
     /**
-     * The snapshot claim a SUSPENDED record binds: format, last sequence, lifecycle 1, payload
-     * digest and the claim's HMAC.
+     * The snapshot claim a SUSPENDED record binds: the format it was signed in (wire-format-v1alpha3.md
+     * section 7: the signed input's, never converted), last sequence, lifecycle 1, payload digest
+     * and the claim's HMAC.
      */
-    public record SnapshotBinding(long lastSequence, int lifecycle, byte[] payloadSha256, byte[] authorityHmac) {
-        public static final String FORMAT = "spice.agent.snapshot/v1alpha2";
+    public record SnapshotBinding(SnapshotFormat format, long lastSequence, int lifecycle, byte[] payloadSha256,
+                                  byte[] authorityHmac) {
 
         public SnapshotBinding {
+            Objects.requireNonNull(format, "format");
             if (lastSequence == 0 || lastSequence == -1L) {
                 throw new IllegalArgumentException("last sequence must be 1..2^64-2");
             }
@@ -97,7 +100,7 @@ public record RunRecord(String scopeIdHex, long keyGeneration, String runId, lon
 
         @Override
         public boolean equals(Object o) {
-            return o instanceof SnapshotBinding b && lastSequence == b.lastSequence && lifecycle == b.lifecycle
+            return o instanceof SnapshotBinding b && format == b.format && lastSequence == b.lastSequence && lifecycle == b.lifecycle
                     && Arrays.equals(payloadSha256, b.payloadSha256)
                     && java.security.MessageDigest.isEqual(authorityHmac, b.authorityHmac);
         }
@@ -109,7 +112,7 @@ public record RunRecord(String scopeIdHex, long keyGeneration, String runId, lon
 
         @Override
         public String toString() {
-            return "SnapshotBinding[last_sequence=" + Long.toUnsignedString(lastSequence) + ", payload_sha256="
+            return "SnapshotBinding[format=" + format.wire() + ", last_sequence=" + Long.toUnsignedString(lastSequence) + ", payload_sha256="
                     + HexFormat.of().formatHex(payloadSha256) + ", authority_hmac_sha256=<32 bytes>]";
         }
     }

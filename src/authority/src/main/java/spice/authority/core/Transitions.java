@@ -5,7 +5,9 @@ import java.util.Arrays;
 import java.util.Optional;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.StableLock;
+import spice.authority.snapshot.FormatPolicy;
 import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.SnapshotFormat;
 import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.crypto.AuthorityKey;
 import spice.authority.snapshot.crypto.Claim;
@@ -15,6 +17,7 @@ import spice.authority.snapshot.crypto.RunSubkey;
 import spice.authority.snapshot.crypto.VerificationException;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.envelope.EnvelopeRejectedException;
+import spice.authority.snapshot.envelope.EnvelopeRule;
 import spice.authority.snapshot.envelope.Envelopes;
 import spice.authority.snapshot.envelope.SigningException;
 import spice.authority.snapshot.payload.LifecycleStatus;
@@ -40,9 +43,11 @@ final class Transitions {
     private final RecordStore store;
     private final RunFences fences;
     private final Leases leases;
+    private final FormatPolicy formats;
 
-    Transitions(AuthorityIdentity identity, RecordStore store, RunFences fences, Leases leases) {
+    Transitions(AuthorityIdentity identity, RecordStore store, RunFences fences, Leases leases, FormatPolicy formats) {
         this.identity = identity;
+        this.formats = formats;
         this.store = store;
         this.fences = fences;
         this.leases = leases;
@@ -83,8 +88,13 @@ final class Transitions {
         c.check("prepare import");
         Envelopes.Validated v;
         try {
-            v = Envelopes.validateStrict(envelope).validated();
+            v = Envelopes.validateStrict(envelope, importable()).validated();
         } catch (EnvelopeRejectedException e) {
+            if (e.rule() == EnvelopeRule.E_FORMAT) {
+                // The format is public (not key-dependent): naming it tells nothing of the claim.
+                throw new AuthorityException.UnsupportedFormat("envelope refused for import: " + e.getMessage().substring(
+                        EnvelopeRule.E_FORMAT.id().length() + 2) + "; nothing was written");
+            }
             throw new AuthorityException.Verification();
         }
         if (v.claimInput().lifecycle() != LifecycleStatus.SUSPENDED.lifecycleNumber()) {
@@ -130,12 +140,15 @@ final class Transitions {
         }
     }
 
-    private RunRecord verifyForImport(byte[] file, RunId runId, Envelopes.Validated v) throws AuthorityException.Verification {
+    private RunRecord verifyForImport(byte[] file, RunId runId, Envelopes.Validated v) throws AuthorityException {
         RunRecord rec = store.verifyRecord(file, runId);
         RunRecord.SnapshotBinding b = rec.snapshot();
         Claim claim = v.claim();
         ClaimInput in = v.claimInput();
+        // SECURITY: the record binds the format it was signed in; an envelope of another format
+        // is never its claim (the MAC input binds the format too: this refuses before the MAC).
         boolean match = rec.phase() == RunPhase.SUSPENDED && b != null
+                && b.format() == in.snapshotFormat()
                 && rec.keyGeneration() == claim.generation()
                 && b.lastSequence() == in.lastSequence()
                 && b.lifecycle() == in.lifecycle()
@@ -158,9 +171,10 @@ final class Transitions {
         enterRunOperation("abandon", runId, c);
         StableLock lock = null;
         try {
-            // SECURITY: a run with no record gets no lock file (they are never unlinked, so any ID
-            // asked for would otherwise leave one for good); the record is read again under the lock.
-            if (!store.hasRecordFile(runId)) {
+            // SECURITY: a run with no record, or one that does not verify or is in a format not
+            // accepted, gets no lock file (they are never unlinked, so any ID asked for would
+            // otherwise leave one for good); the record is read again under the lock.
+            if (store.readRecord(runId).isEmpty()) {
                 throw new AuthorityException.State("run " + runId + " has no record");
             }
             lock = store.lockRun(runId);
@@ -185,6 +199,7 @@ final class Transitions {
     /** See {@link RunAuthority#reissue}. */
     Envelope reissue(Snapshot snapshot) throws AuthorityException {
         RunId runId = new RunId(snapshot.runId()); // a decoded snapshot passed P-RUNID, the same rule
+        requireSigning(snapshot.format());
         if (snapshot.status() != LifecycleStatus.SUSPENDED) {
             throw new AuthorityException.State("run " + runId + ": only a SUSPENDED snapshot is issued again; "
                     + "a terminal one ended the lease that signed it");
@@ -204,12 +219,12 @@ final class Transitions {
                         + "; only a SUSPENDED run's envelope is issued again");
             }
             byte[] digest = HmacSha256.sha256(snapshot.canonicalBytes());
-            ClaimInput input = new ClaimInput(Snapshot.FORMAT, runId.value(), snapshot.lastSequence(),
+            ClaimInput input = new ClaimInput(snapshot.format(), runId.value(), snapshot.lastSequence(),
                     snapshot.status().lifecycleNumber(), digest);
             RunRecord.SnapshotBinding bound = rec.snapshot();
-            // SECURITY: the signed record's binding first: only the payload it was signed for is
-            // issued again, never a claim for anything else.
-            if (bound.lastSequence() != input.lastSequence() || bound.lifecycle() != input.lifecycle()
+            // SECURITY: the signed record's binding first: only the payload it was signed for, in
+            // the format it was signed in, is issued again, never a claim for anything else.
+            if (bound.format() != input.snapshotFormat() || bound.lastSequence() != input.lastSequence() || bound.lifecycle() != input.lifecycle()
                     || !MessageDigest.isEqual(bound.payloadSha256(), digest)) {
                 throw new AuthorityException.State("run " + runId + " is already suspended with a different snapshot");
             }
@@ -249,7 +264,26 @@ final class Transitions {
         }
     }
 
+    /** The formats an envelope is imported in: accepted for verification and for import. */
+    private java.util.Set<SnapshotFormat> importable() {
+        java.util.EnumSet<SnapshotFormat> both = java.util.EnumSet.noneOf(SnapshotFormat.class);
+        both.addAll(formats.importing());
+        both.retainAll(formats.verification());
+        return both;
+    }
+
     // ---- used by ActiveRun and RunImport ------------------------------------------------------
+
+    /**
+     * Refuses a payload whose format the policy does not accept for signing, before any key is
+     * touched or anything written.
+     */
+    void requireSigning(SnapshotFormat format) throws AuthorityException.UnsupportedFormat {
+        if (!formats.acceptsForSigning(format)) {
+            throw new AuthorityException.UnsupportedFormat("snapshot format \"" + format.wire()
+                    + "\" is not accepted for signing here; nothing was written");
+        }
+    }
 
     /**
      * One durable transition: encode, re-validate the directory, final cancellation check, then

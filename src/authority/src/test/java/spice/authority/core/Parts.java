@@ -27,9 +27,9 @@ final class Parts implements AutoCloseable {
         } catch (DirectoryRefusedException e) {
             throw new AssertionError(e);
         }
-        this.store = new RecordStore(dir, identity, file);
+        this.store = new RecordStore(dir, identity, file, spice.authority.snapshot.FormatPolicy.standard());
         this.leases = new Leases(() -> shutdowns++);
-        this.transitions = new Transitions(identity, store, fences, leases);
+        this.transitions = new Transitions(identity, store, fences, leases, spice.authority.snapshot.FormatPolicy.standard());
         this.lister = new RecordLister(store);
     }
 

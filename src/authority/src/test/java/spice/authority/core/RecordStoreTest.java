@@ -25,12 +25,10 @@ class RecordStoreTest {
     void aWrittenRecord_readsBack_absentIsEmpty() throws Exception {
         try (Parts p = new Parts()) {
             assertThat(p.store.readRecord(RUN)).isEmpty();
-            assertThat(p.store.hasRecordFile(RUN)).isFalse();
             RunRecord rec = p.store.newRecord(RUN, 3, RunPhase.ACTIVE, null);
             assertThat(rec.scopeIdHex()).isEqualTo(p.identity.scopeIdHex());
             assertThat(rec.keyGeneration()).isEqualTo(p.identity.generation());
             p.store.writeSigned(RUN, p.store.sign(rec));
-            assertThat(p.store.hasRecordFile(RUN)).isTrue();
             assertThat(p.store.readRecord(RUN)).contains(rec);
             assertThat(p.store.verifyNamed(p.dir.visibleFile(state(RUN)), state(RUN))).isEqualTo(rec);
         }
@@ -52,7 +50,12 @@ class RecordStoreTest {
                         .hasMessage(AuthorityException.Verification.MESSAGE);
             }
             // Renamed under another run's name: the record names run-2, the file is run-1's.
-            assertThatThrownBy(() -> p.store.verifyNamed(ofRun2, state(RUN))).isInstanceOf(AuthorityException.Verification.class);
+            assertThatThrownBy(() -> p.store.verifyNamed(ofRun2, state(RUN))).isInstanceOfSatisfying(RecordStore.Unreadable.class,
+                    e -> assertThat(e.reason()).isEqualTo(UnreadableReason.MISNAMED));
+            assertThatThrownBy(() -> p.store.verifyNamed(tampered, state(RUN))).isInstanceOfSatisfying(RecordStore.Unreadable.class,
+                    e -> assertThat(e.reason()).isEqualTo(UnreadableReason.BAD_MAC));
+            assertThatThrownBy(() -> p.store.verifyNamed(ofOtherScope, state(RUN))).isInstanceOfSatisfying(RecordStore.Unreadable.class,
+                    e -> assertThat(e.reason()).isEqualTo(UnreadableReason.BAD_MAC));
             assertThat(p.store.verifyNamed(ofRun2, state(run2)).runId()).isEqualTo("run-2");
         }
     }
@@ -64,7 +67,8 @@ class RecordStoreTest {
             byte[] file = RecordCodec.signedFile(new RunRecord(p.identity.scopeIdHex(), p.identity.generation(), wide, 1,
                     RunPhase.ACTIVE, null), mac);
             String name = RecordCodec.fileStem(wide) + ".state";
-            assertThatThrownBy(() -> p.store.verifyNamed(file, name)).isInstanceOf(AuthorityException.Verification.class);
+            assertThatThrownBy(() -> p.store.verifyNamed(file, name)).isInstanceOfSatisfying(RecordStore.Unreadable.class,
+                    e -> assertThat(e.reason()).isEqualTo(UnreadableReason.FOREIGN));
         }
     }
 

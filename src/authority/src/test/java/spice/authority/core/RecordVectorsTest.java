@@ -11,6 +11,7 @@ import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.SnapshotFormat;
 import spice.authority.snapshot.SpecFiles;
 import spice.authority.snapshot.contract.RunPhase;
 import spice.authority.snapshot.crypto.HmacSha256;
@@ -18,10 +19,14 @@ import spice.authority.snapshot.crypto.SecretAccess;
 import spice.authority.snapshot.crypto.SecretKeyBytes;
 import spice.authority.snapshot.envelope.Envelope;
 
-/** vectors/record.json as it is: identity file, record JSON, record MAC, signed line, file names. */
+/**
+ * vectors/record.json and vectors-v1alpha3/record.json as they are: identity file, record JSON,
+ * record MAC, signed line, file names.
+ */
 class RecordVectorsTest {
     private static final HexFormat HEX = HexFormat.of();
     private static final JsonNode DOC = SpecFiles.json("vectors/record.json");
+    private static final JsonNode DOC_V3 = SpecFiles.json("vectors-v1alpha3/record.json");
 
     private static HmacSha256 masterMac() {
         try (SecretKeyBytes k = SecretKeyBytes.copyOf(hex(DOC.at("/store/master_key_hex").asText()), SecretAccess.grant())) {
@@ -33,7 +38,8 @@ class RecordVectorsTest {
         RunRecord.SnapshotBinding b = null;
         if (r.has("snapshot")) {
             JsonNode s = r.get("snapshot");
-            b = new RunRecord.SnapshotBinding(s.get("last_sequence").asLong(), s.get("lifecycle").asInt(),
+            b = new RunRecord.SnapshotBinding(SnapshotFormat.fromWire(s.get("format").asText()).orElseThrow(),
+                    s.get("last_sequence").asLong(), s.get("lifecycle").asInt(),
                     hex(s.get("payload_sha256").asText()), hex(s.get("authority_hmac_sha256").asText()));
         }
         return new RunRecord(r.get("scope_id").asText(), r.get("authority_key_generation").asLong(), r.get("run_id").asText(),
@@ -73,8 +79,13 @@ class RecordVectorsTest {
     void records_everyVector_encodeSignAndVerifyByteForByte() throws Exception {
         List<String> failures = new ArrayList<>();
         try (HmacSha256 mac = masterMac()) {
-            for (JsonNode c : DOC.get("cases")) {
-                String name = c.get("name").asText();
+            List<JsonNode> cases = new ArrayList<>();
+            DOC.get("cases").forEach(cases::add);
+            DOC_V3.get("cases").forEach(cases::add);
+            assertThat(DOC_V3.get("store")).isEqualTo(DOC.get("store"));
+            for (JsonNode c : cases) {
+                String name = c.get("name").asText() + (c.at("/record/snapshot/format").asText().isEmpty() ? ""
+                        : " (" + c.at("/record/snapshot/format").asText() + ")");
                 RunRecord rec = recordOf(c.get("record"));
                 byte[] json = RecordCodec.encodeRecord(rec);
                 if (!new String(json, StandardCharsets.UTF_8).equals(c.get("record_json_utf8").asText())) {

@@ -144,7 +144,7 @@ class ReissueTest {
         byte[] wrongMac = real.snapshot().authorityHmac();
         wrongMac[0] ^= 1;
         RunRecord forged = new RunRecord(real.scopeIdHex(), real.keyGeneration(), RUN, real.runGeneration(), RunPhase.SUSPENDED,
-                new RunRecord.SnapshotBinding(7, 1, real.snapshot().payloadSha256(), wrongMac));
+                new RunRecord.SnapshotBinding(real.snapshot().format(), 7, 1, real.snapshot().payloadSha256(), wrongMac));
         try (AuthorityIdentity id = AuthorityIdentity.parse(dir.visibleFile(AuthorityIdentity.FILE_NAME));
              HmacSha256 recordMac = new HmacSha256(id.masterKey())) {
             dir.putFile(stateName(), RecordCodec.signedFile(forged, recordMac));

@@ -90,14 +90,14 @@ class RunIdRuleTest {
         try (AuthorityIdentity id = AuthorityIdentity.parse(dir.visibleFile(AuthorityIdentity.FILE_NAME));
              HmacSha256 recordMac = new HmacSha256(id.masterKey());
              AuthorityKey key = RunSubkey.authorityFor(id.masterKey(), id.scopeId(), id.generation(), ID_97, 1)) {
-            claim = key.sign(new ClaimInput(ClaimInput.FORMAT, ID_97, 7, 1, digest));
+            claim = key.sign(new ClaimInput(spice.authority.snapshot.SnapshotFormat.V1ALPHA2, ID_97, 7, 1, digest));
             // A SUSPENDED record that binds exactly this claim: only the run-ID rule stands in the way.
             RunRecord wide = new RunRecord(a.scopeIdHex(), a.keyGeneration(), ID_97, 1, RunPhase.SUSPENDED,
-                    new RunRecord.SnapshotBinding(7, 1, digest, claim.hmac()));
+                    new RunRecord.SnapshotBinding(spice.authority.snapshot.SnapshotFormat.V1ALPHA2, 7, 1, digest, claim.hmac()));
             dir.putFile(RecordCodec.fileStem(ID_97) + ".state", RecordCodec.signedFile(wide, recordMac));
         }
         Envelope env = Envelope.parse(SnapshotEnvelope.newBuilder()
-                .setFormat(ClaimInput.FORMAT).setRunId(ID_97).setLastSequence(7)
+                .setFormat(spice.authority.snapshot.SnapshotFormat.V1ALPHA2.wire()).setRunId(ID_97).setLastSequence(7)
                 .setLifecycle(SnapshotLifecycle.SNAPSHOT_LIFECYCLE_SUSPENDED)
                 .setPayload(ByteString.copyFrom(payload)).setSha256(ByteString.copyFrom(digest))
                 .setAuthority(SnapshotAuthority.newBuilder().setScopeId(ByteString.copyFrom(claim.scopeId()))

@@ -147,6 +147,7 @@ class TransitionTableTest {
                 case AuthorityException.Busy b -> "BUSY";
                 case AuthorityException.State st -> "STATE";
                 case AuthorityException.Verification v -> "VERIFY";
+                case AuthorityException.UnsupportedFormat f -> "UNSUPPORTED_FORMAT";
                 case AuthorityException.Closed cl -> "CLOSED";
                 case AuthorityException.Uncertain u -> "UNCERTAIN";
                 case AuthorityException.Unavailable u -> "UNAVAILABLE";

@@ -81,7 +81,7 @@ class TransitionsTest {
     @Test
     void signWithSubkey_isDeterministicPerGeneration() {
         try (Parts p = new Parts()) {
-            var input = new spice.authority.snapshot.crypto.ClaimInput(spice.authority.snapshot.crypto.ClaimInput.FORMAT,
+            var input = new spice.authority.snapshot.crypto.ClaimInput(spice.authority.snapshot.SnapshotFormat.V1ALPHA2,
                     "run-1", 7, 1, new byte[32]);
             assertThat(p.transitions.signWithSubkey(RUN, 1, input).hmac())
                     .isEqualTo(p.transitions.signWithSubkey(RUN, 1, input).hmac())

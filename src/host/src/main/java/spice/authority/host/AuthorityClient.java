@@ -49,6 +49,7 @@ public final class AuthorityClient {
     static final String JSON = "application/json";
     static final String PROTOBUF = "application/x-protobuf";
     static final String PAYLOAD = "application/vnd.spice.snapshot.v1alpha2+json";
+    static final String PAYLOAD_V1ALPHA3 = "application/vnd.spice.snapshot.v1alpha3+json";
     /** How a canonical v1alpha3 payload begins: its {@code version} is its first member. */
     private static final byte[] V1ALPHA3_HEAD = ("{\"version\":\"" + spice.authority.snapshot.SnapshotFormat.V1ALPHA3.wire()
             + "\"").getBytes(StandardCharsets.US_ASCII);
@@ -224,9 +225,9 @@ public final class AuthorityClient {
     }
 
     /**
-     * {@code POST /v1/runs/{run_id}/snapshots}: the payload in (a v1alpha2 payload as
-     * {@code application/vnd.spice.snapshot.v1alpha2+json}; a v1alpha3 one, which has no media type
-     * of its own yet, as {@code application/json}: the helper reads the version from the body), the signed
+     * {@code POST /v1/runs/{run_id}/snapshots}: the payload in (as
+     * {@code application/vnd.spice.snapshot.v1alpha2+json} or {@code …v1alpha3+json}, after the
+     * payload's own version; the helper refuses a type whose version differs), the signed
      * {@code SnapshotEnvelope} (binary protobuf) out. The identical payload of a SUSPENDED run gives
      * the identical envelope again, to any session: a lost answer is recovered by sending it again.
      * A {@code cancelled} answer to a sign is not repeated and does not prove that nothing was
@@ -237,7 +238,7 @@ public final class AuthorityClient {
         Objects.requireNonNull(payload, "payload");
         boolean v1alpha3 = payload.length > V1ALPHA3_HEAD.length
                 && java.util.Arrays.equals(payload, 0, V1ALPHA3_HEAD.length, V1ALPHA3_HEAD, 0, V1ALPHA3_HEAD.length);
-        return call("POST", runPath(runId) + "/snapshots", session, v1alpha3 ? JSON : PAYLOAD, PROTOBUF, payload, true);
+        return call("POST", runPath(runId) + "/snapshots", session, v1alpha3 ? PAYLOAD_V1ALPHA3 : PAYLOAD, PROTOBUF, payload, true);
     }
 
     /** {@code POST /v1/runs/{run_id}/resume}: local resume, ACTIVE at the next generation. */

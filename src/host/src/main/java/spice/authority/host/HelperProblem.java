@@ -76,6 +76,7 @@ public abstract sealed class HelperProblem extends IOException {
             case INVALID_REQUEST -> new InvalidRequest(f);
             case INVALID_SNAPSHOT -> new InvalidSnapshot(f);
             case VERIFICATION_FAILED -> new VerificationFailed(f);
+            case UNSUPPORTED_FORMAT -> new UnsupportedFormat(f);
             case BUSY -> new Busy(f);
             case STATE_CONFLICT -> new StateConflict(f);
             case UNCERTAIN -> new Uncertain(f);
@@ -117,6 +118,21 @@ public abstract sealed class HelperProblem extends IOException {
         private static final long serialVersionUID = 1L;
 
         VerificationFailed(Fields f) {
+            super(f);
+        }
+    }
+
+    /**
+     * {@code unsupported_format}: the payload, envelope or the run's record is in a snapshot format
+     * this helper does not take (a format it does not know, or one its format policy refuses); the
+     * detail names the format. Nothing was written; the same call will be refused again by this
+     * helper (nothing converts a snapshot into another format: start a new run, or use a helper
+     * that takes the format).
+     */
+    public static final class UnsupportedFormat extends HelperProblem {
+        private static final long serialVersionUID = 1L;
+
+        UnsupportedFormat(Fields f) {
             super(f);
         }
     }

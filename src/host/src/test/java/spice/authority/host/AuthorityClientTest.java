@@ -142,6 +142,21 @@ class AuthorityClientTest {
     }
 
     @Test
+    void sign_sendsTheMediaTypeOfThePayloadsOwnVersion(@TempDir Path tmp) throws Exception {
+        Path sock = tmp.resolve("a.sock");
+        try (FakeHelper h = FakeHelper.unix(sock, AuthorityClientTest::helper)) {
+            AuthorityClient c = client(sock, RetryPolicy.NONE);
+            Session s = new Session(SESSION_ID, 1);
+            for (String version : new String[] {"v1alpha3", "v1alpha2"}) {
+                c.sign(s, "run-1", ("{\"version\":\"spice.agent.snapshot/" + version + "\",\"run_id\":\"run-1\"}")
+                        .getBytes(StandardCharsets.UTF_8));
+            }
+            assertThat(h.requests()).extracting(r -> r.header("Content-Type")).containsExactly(
+                    "application/vnd.spice.snapshot.v1alpha3+json", "application/vnd.spice.snapshot.v1alpha2+json");
+        }
+    }
+
+    @Test
     void withJson_keepsTheHelpersDocumentAsSent_evenChunked(@TempDir Path tmp) throws Exception {
         Path sock = tmp.resolve("a.sock");
         try (FakeHelper h = FakeHelper.unix(sock, AuthorityClientTest::helper)) {
@@ -158,6 +173,7 @@ class AuthorityClientTest {
         codes.put("invalid_request", HelperProblem.InvalidRequest.class);
         codes.put("invalid_snapshot", HelperProblem.InvalidSnapshot.class);
         codes.put("verification_failed", HelperProblem.VerificationFailed.class);
+        codes.put("unsupported_format", HelperProblem.UnsupportedFormat.class);
         codes.put("busy", HelperProblem.Busy.class);
         codes.put("state_conflict", HelperProblem.StateConflict.class);
         codes.put("uncertain", HelperProblem.Uncertain.class);

@@ -11,8 +11,10 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.enums.ParameterIn;
@@ -32,6 +34,8 @@ import spice.authority.core.AuthorityException;
 import spice.authority.core.RecordListing;
 import spice.authority.core.RunAuthority;
 import spice.authority.core.RunRecord;
+import spice.authority.snapshot.FormatPolicy;
+import spice.authority.snapshot.SnapshotFormat;
 import spice.authority.snapshot.envelope.Envelope;
 
 /** HTTP API v1 about the helper itself: the authority view, the TCP endpoint proof, inspecting an envelope. */
@@ -101,11 +105,13 @@ public class AuthorityResources {
     @GET
     @Path("/authority")
     @Produces(MediaType.APPLICATION_JSON)
-    @Operation(summary = "Scope ID, key generation, state and counts; never secrets")
+    @Operation(summary = "Scope ID, key generation, state, counts (records by phase, unreadable records by reason) and the "
+            + "snapshot formats accepted for signing, verification and import; never secrets")
     @APIResponse(responseCode = "200", description = "the authority view")
     public Dto.AuthorityView authorityView() throws AuthorityException {
         RunAuthority a = authority;
         Map<String, Integer> byPhase = new TreeMap<>();
+        Map<String, Integer> byReason = new TreeMap<>();
         int unreadable = 0;
         try {
             RecordListing listing = a.listRecords();
@@ -113,13 +119,27 @@ public class AuthorityResources {
                 byPhase.merge(r.phase().name(), 1, Integer::sum);
             }
             unreadable = listing.unreadable();
+            listing.unreadableByReason().forEach((reason, n) -> byReason.put(reason.wire(), n));
         } catch (AuthorityException.Closed e) {
             // counts unavailable while closing
         }
         RunLeases.Holdings held = leases.holdings();
         return new Dto.AuthorityView(a.scopeIdHex(), Dto.u64(a.keyGeneration()), a.state(), a.directory(),
                 endpoint.bound(server.getPort()).display(), held.sessions(), held.ownedRuns(), held.imports(),
-                a.outstandingLeases(), byPhase, unreadable);
+                a.outstandingLeases(), byPhase, unreadable, byReason, formats(a.formats()));
+    }
+
+    /** The wire strings accepted for each use, in format order: what this helper takes. */
+    static Map<String, List<String>> formats(FormatPolicy policy) {
+        Map<String, List<String>> out = new LinkedHashMap<>();
+        out.put("signing", wires(policy.signing()));
+        out.put("verification", wires(policy.verification()));
+        out.put("import", wires(policy.importing()));
+        return out;
+    }
+
+    private static List<String> wires(Set<SnapshotFormat> formats) {
+        return java.util.Arrays.stream(SnapshotFormat.values()).filter(formats::contains).map(SnapshotFormat::wire).toList();
     }
 
     @POST

@@ -3,10 +3,13 @@ package spice.authority.app.api;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import spice.authority.core.AuthorityException;
+import spice.authority.snapshot.FormatPolicy;
 import spice.authority.snapshot.RunId;
+import spice.authority.snapshot.SnapshotFormat;
 import spice.authority.snapshot.contract.ProblemCode;
 import spice.authority.snapshot.envelope.Envelope;
 import spice.authority.snapshot.envelope.EnvelopeRejectedException;
+import spice.authority.snapshot.json.SafeText;
 import spice.authority.snapshot.payload.PayloadRejectedException;
 import spice.authority.snapshot.payload.Snapshot;
 
@@ -14,7 +17,10 @@ import spice.authority.snapshot.payload.Snapshot;
 public final class Bodies {
     public static final String PROTOBUF = "application/x-protobuf";
     public static final String JSON = "application/json";
+    /** The media type of a v1alpha2 payload. */
     public static final String PAYLOAD = "application/vnd.spice.snapshot.v1alpha2+json";
+    /** The media type of a v1alpha3 payload. */
+    public static final String PAYLOAD_V1ALPHA3 = "application/vnd.spice.snapshot.v1alpha3+json";
 
     private Bodies() {}
 
@@ -49,15 +55,30 @@ public final class Bodies {
         }
     }
 
+    /** The payload media type of {@code format}: {@code application/vnd.spice.snapshot.<version>+json}. */
+    public static String payloadType(SnapshotFormat format) {
+        return "application/vnd.spice.snapshot." + format.version() + "+json";
+    }
+
     /**
-     * The payload of a sign, decoded: {@code 422 invalid_snapshot} with the rule it breaks, or
-     * {@code 503 unavailable} when there is not memory enough to decode it now.
+     * The payload of a sign, decoded in a format {@code formats} accepts for signing:
+     * {@code 415 unsupported_format} naming the version when it names no format or one refused
+     * (rule P-VERSION); {@code 422 invalid_snapshot} with the rule it breaks; {@code 400
+     * invalid_request} when {@code contentType} is a payload media type of another version than
+     * the payload's ({@code application/json}, or none, names no version); or {@code 503 unavailable} when there
+     * is not memory enough to decode it now.
      */
-    static Snapshot snapshot(byte[] body) throws AuthorityException.Unavailable {
+    static Snapshot snapshot(byte[] body, String contentType, FormatPolicy formats) throws AuthorityException.Unavailable {
         requireSize(body, Snapshot.MAX_PAYLOAD_BYTES, "payload");
+        Snapshot s;
         try {
-            return Snapshot.decode(body);
+            s = Snapshot.decode(body, formats.signing());
         } catch (PayloadRejectedException e) {
+            if (e.unsupportedVersion().isPresent()) {
+                throw new ApiException(415, ProblemCode.UNSUPPORTED_FORMAT, "payload version \"" + e.unsupportedVersion().get()
+                        + "\" is not a snapshot format this helper signs (it signs: " + wires(formats.signing())
+                        + "); nothing was written", e.rule().id());
+            }
             throw new ApiException(422, ProblemCode.INVALID_SNAPSHOT, e.getMessage(), e.rule().id());
         } catch (OutOfMemoryError e) {
             // Before any lease is touched: what decoding allocated is garbage again, and the
@@ -65,6 +86,22 @@ public final class Bodies {
             throw new AuthorityException.Unavailable("not enough memory to decode this payload of " + body.length
                     + " bytes now; nothing was written: retry");
         }
+        String type = contentType == null ? "" : contentType.split(";", 2)[0].trim().toLowerCase(java.util.Locale.ROOT);
+        if (!type.isEmpty() && !type.equals(JSON) && !type.equals(payloadType(s.format()))) {
+            throw ApiException.invalidRequest("media type " + SafeText.bounded(type, 80) + " names another version than the "
+                    + "payload's (" + s.format().version() + "): send it as " + payloadType(s.format()) + " or " + JSON);
+        }
+        return s;
+    }
+
+    private static String wires(java.util.Set<SnapshotFormat> formats) {
+        java.util.StringJoiner j = new java.util.StringJoiner(", ");
+        for (SnapshotFormat f : SnapshotFormat.values()) {
+            if (formats.contains(f)) {
+                j.add(f.wire());
+            }
+        }
+        return j.length() == 0 ? "none" : j.toString();
     }
 
     /** A run ID from a request, or {@code 400 invalid_request} naming the one run-ID rule. */

@@ -3,6 +3,7 @@ package spice.authority.app.api;
 import com.fasterxml.jackson.core.JsonGenerator;
 import java.io.IOException;
 import java.math.BigInteger;
+import java.util.List;
 import java.util.Map;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
 import spice.authority.core.RunRecord;
@@ -147,7 +148,9 @@ public final class Dto {
                                 @Schema(name = "imports") int imports,
                                 @Schema(name = "leases") int leases,
                                 @Schema(name = "runs_by_phase") Map<String, Integer> runsByPhase,
-                                @Schema(name = "unreadable_records") int unreadableRecords) implements Json.Body {
+                                @Schema(name = "unreadable_records") int unreadableRecords,
+                                @Schema(name = "unreadable_records_by_reason") Map<String, Integer> unreadableByReason,
+                                @Schema(name = "formats") Map<String, List<String>> formats) implements Json.Body {
         @Override
         public void write(JsonGenerator g) throws IOException {
             g.writeStartObject();
@@ -179,6 +182,24 @@ public final class Dto {
                 g.writeEndObject();
             }
             g.writeNumberField("unreadable_records", unreadableRecords);
+            if (unreadableByReason != null) {
+                g.writeObjectFieldStart("unreadable_records_by_reason");
+                for (Map.Entry<String, Integer> e : unreadableByReason.entrySet()) {
+                    g.writeNumberField(e.getKey(), e.getValue());
+                }
+                g.writeEndObject();
+            }
+            if (formats != null) {
+                g.writeObjectFieldStart("formats");
+                for (Map.Entry<String, List<String>> e : formats.entrySet()) {
+                    g.writeArrayFieldStart(e.getKey());
+                    for (String f : e.getValue()) {
+                        g.writeString(f);
+                    }
+                    g.writeEndArray();
+                }
+                g.writeEndObject();
+            }
             g.writeEndObject();
         }
     }

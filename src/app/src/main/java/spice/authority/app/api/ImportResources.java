@@ -55,6 +55,9 @@ public class ImportResources {
     @APIResponse(responseCode = "403", description = "verification_failed (one identical body for every authenticity failure)",
             content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "409", description = "busy: the owner is alive", content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "415", description = "unsupported_format: the envelope's format (or the run record's) is no "
+            + "snapshot format, or one this helper does not import; the detail names it; nothing was written",
+            content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "429", description = "busy: the session's import or lease quota, or the helper's descriptor reserve",
             content = @Content(mediaType = PROBLEM))
     @RequestBody(required = true, content = @Content(mediaType = Bodies.PROTOBUF))

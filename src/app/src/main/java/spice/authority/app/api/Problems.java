@@ -20,6 +20,9 @@ public final class Problems {
         return switch (e) {
             case AuthorityException.Configuration c -> 400;
             case AuthorityException.Verification v -> 403;
+            // RFC 9110 15.5.16: content in a format the target does not support, found by
+            // inspecting the data itself; nothing was written.
+            case AuthorityException.UnsupportedFormat f -> 415;
             case AuthorityException.Busy b -> 409;
             case AuthorityException.State s -> 409;
             case AuthorityException.Uncertain u -> 500;

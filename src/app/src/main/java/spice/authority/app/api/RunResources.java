@@ -130,29 +130,33 @@ public class RunResources {
 
     @POST
     @Path("/runs/{run_id}/snapshots")
-    @Consumes({Bodies.PAYLOAD, MediaType.APPLICATION_JSON})
+    @Consumes({Bodies.PAYLOAD, Bodies.PAYLOAD_V1ALPHA3, MediaType.APPLICATION_JSON})
     @Produces({Bodies.PROTOBUF, MediaType.APPLICATION_JSON})
-    @Operation(summary = "Validate, sign and persist a v1alpha2 payload: SUSPENDED (lease kept) or terminal (lease released); "
+    @Operation(summary = "Validate, sign and persist a v1alpha2 or v1alpha3 payload, in its own format: SUSPENDED (lease kept) or terminal (lease released); "
             + "for a SUSPENDED run, the identical payload gives the identical envelope again to any session of the user")
     @APIResponse(responseCode = "200", description = "the signed SnapshotEnvelope (binary, or JSON mapping with Accept: application/json); "
             + "from a session that does not own the run: the envelope the run is SUSPENDED with, when the payload is identical "
             + "(nothing is written, the owner keeps the run)")
-    @APIResponse(responseCode = "400", description = "invalid_request: the path's run ID differs from the payload's", content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "400", description = "invalid_request: the path's run ID differs from the payload's, or the "
+            + "payload media type names another version than the payload's", content = @Content(mediaType = PROBLEM))
+    @APIResponse(responseCode = "415", description = "unsupported_format (rule P-VERSION): the payload's version is no snapshot "
+            + "format, or one this helper does not sign; the detail names it; nothing was written", content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "422", description = "invalid_snapshot with the rule id (P-RUNID: " + RunId.RULE + ")",
             content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "409", description = "state_conflict (a different snapshot, a terminal one from a session that does not own "
             + "the run, or a run that is not SUSPENDED)", content = @Content(mediaType = PROBLEM))
     @APIResponse(responseCode = "500", description = "uncertain: the write's outcome is unknown", content = @Content(mediaType = PROBLEM))
-    @RequestBody(required = true, content = @Content(mediaType = Bodies.PAYLOAD))
+    @RequestBody(required = true, content = {@Content(mediaType = Bodies.PAYLOAD), @Content(mediaType = Bodies.PAYLOAD_V1ALPHA3)})
     @SessionRequired
     @Parameter(name = SESSION, in = ParameterIn.HEADER, schema = @Schema(type = SchemaType.STRING))
     public Response sign(@Context RoutingContext rc, @HeaderParam("Accept") String accept,
+                         @HeaderParam("Content-Type") String contentType,
                          @Encoded @PathParam("run_id") String rawRunId) throws AuthorityException {
         byte[] body = BodyReader.of(rc);
         try (LargeBodies.Permit decoding = largeBodies.enter(body.length)) {
             // The path's ID decoded strictly; the payload's own run_id rule (P-RUNID, 422) comes
             // first, and the path must then name exactly that run.
-            return envelopeResponse(signed(body, PathText.decode(rawRunId)), accept);
+            return envelopeResponse(signed(body, contentType, PathText.decode(rawRunId)), accept);
         }
     }
 
@@ -161,8 +165,8 @@ public class RunResources {
      * snapshot (several times the payload's size) is unreachable once it returns, before the
      * answer (the JSON mapping of a large envelope, say) is built.
      */
-    private Envelope signed(byte[] body, String runId) throws AuthorityException {
-        Snapshot snapshot = Bodies.snapshot(body);
+    private Envelope signed(byte[] body, String contentType, String runId) throws AuthorityException {
+        Snapshot snapshot = Bodies.snapshot(body, contentType, authority.formats());
         if (!snapshot.runId().equals(runId)) {
             throw ApiException.invalidRequest("payload run_id differs from the run in the path");
         }

@@ -318,8 +318,16 @@ public class TransportGuard {
         return rc.request().connection() instanceof ConnectionBase cb ? cb.channel() : null;
     }
 
-    /** The largest body any route accepts: an envelope in its JSON mapping. */
-    static final long LARGEST_BODY = spice.authority.snapshot.envelope.Envelope.MAX_ENCODED_BYTES * 4 / 3 + 64 * 1024;
+    /**
+     * The largest binary envelope body: the largest envelope of any format spoken (v1alpha3's cap
+     * is 16 MiB + 295 bytes, below v1alpha2's parse bound of 16 MiB + 1 KiB); the envelope's own
+     * format cap is then checked by validation.
+     */
+    static final long LARGEST_ENVELOPE = java.util.Arrays.stream(spice.authority.snapshot.SnapshotFormat.values())
+            .mapToLong(spice.authority.snapshot.SnapshotFormat::maxEnvelopeBytes).max().orElseThrow();
+
+    /** The largest body any route accepts: an envelope in its JSON mapping (base64 of it plus headroom). */
+    static final long LARGEST_BODY = LARGEST_ENVELOPE * 4 / 3 + 64 * 1024;
 
     /**
      * The largest body of this route: payloads 16 MiB, envelopes the envelope bound (JSON mapping:
@@ -333,8 +341,7 @@ public class TransportGuard {
         if (path.equals("/v1/imports") || path.equals("/v1/snapshots/inspect")) {
             String type = rc.request().getHeader("Content-Type");
             boolean json = type != null && type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json");
-            long env = spice.authority.snapshot.envelope.Envelope.MAX_ENCODED_BYTES;
-            return json ? LARGEST_BODY : env;
+            return json ? LARGEST_BODY : LARGEST_ENVELOPE;
         }
         return config.maxControlBody();
     }

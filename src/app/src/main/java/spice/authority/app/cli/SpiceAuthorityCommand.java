@@ -9,7 +9,8 @@ import picocli.CommandLine.Spec;
         versionProvider = VersionProvider.class,
         description = {
             "The per-user run authority for AI-agent hosts (RFC 0007).",
-            "It speaks spice-agent's snapshot format v1alpha2. 'serve' runs the helper's",
+            "It speaks spice-agent's snapshot formats v1alpha2 and v1alpha3, each in its own",
+            "(nothing converts between them). 'serve' runs the helper's",
             "local HTTP API; the other commands work offline or talk to it."
         },
         commandListHeading = "%nCommands:%n",

@@ -82,6 +82,15 @@ public interface HelperConfig {
     @WithDefault("30s")
     Duration bodyTimeout();
 
+    /**
+     * The snapshot formats the helper takes, as versions (e.g. {@code v1alpha2}); absent: every
+     * format the shipped format history accepts ({@link FormatsSetting}). Only narrows, e.g. for a
+     * test or a staged roll-out. {@code serve} reads it (as a system property or
+     * {@code SPICE_AUTHORITY_FORMATS}) when it opens the authority, before Quarkus starts;
+     * {@code serve --formats} takes precedence.
+     */
+    java.util.Optional<String> formats();
+
     /** Largest control (non-snapshot) request body. */
     @WithDefault("65536")
     int maxControlBody();

@@ -48,12 +48,48 @@ public final class ServeApplication implements QuarkusApplication {
         this.sessions = sessions;
     }
 
+    /** The start-up line of the formats taken, e.g. {@code snapshot formats: signing v1alpha2, v1alpha3; ...}. */
+    static String formatsLine(spice.authority.snapshot.FormatPolicy p) {
+        return "snapshot formats: signing " + versions(p.signing()) + "; verification " + versions(p.verification())
+                + "; import " + versions(p.importing());
+    }
+
+    private static String versions(java.util.Set<spice.authority.snapshot.SnapshotFormat> formats) {
+        java.util.StringJoiner j = new java.util.StringJoiner(", ");
+        for (spice.authority.snapshot.SnapshotFormat f : spice.authority.snapshot.SnapshotFormat.values()) {
+            if (formats.contains(f)) {
+                j.add(f.version());
+            }
+        }
+        return j.length() == 0 ? "none" : j.toString();
+    }
+
+    /**
+     * The one start-up line about records that could not be read when the authority opened:
+     * counts and reasons only (no file name, run ID or content).
+     */
+    static String unreadableLine(java.util.Map<spice.authority.core.UnreadableReason, Integer> counts) {
+        int total = counts.values().stream().mapToInt(Integer::intValue).sum();
+        java.util.StringJoiner j = new java.util.StringJoiner(", ");
+        counts.forEach((reason, n) -> j.add(reason.wire() + "=" + n));
+        return total + " record file(s) in the authority directory not readable at start, by reason: " + j
+                + " (kept as they are; GET /v1/authority counts them)";
+    }
+
     @Override
     public int run(String... args) {
         // Port 0: the system chose one, and clients must be told which.
         String shown = endpoint.bound(server.getPort()).display();
         LOG.infof("authority %s (scope %s, key generation %s) serving on %s", authority.directory(),
                 authority.scopeIdHex(), Long.toUnsignedString(authority.keyGeneration()), shown);
+        LOG.info(formatsLine(authority.formats()));
+        authority.unreadableAtOpen().ifPresent(counts -> {
+            if (counts.isEmpty()) {
+                LOG.info("every record in the authority directory was readable at start");
+            } else {
+                LOG.warn(unreadableLine(counts));
+            }
+        });
         // SIGTERM and SIGINT end the service normally (exit 0) after draining, rather than the
         // JVM's default of running hooks and exiting 143.
         for (String name : new String[] {"TERM", "INT"}) {

@@ -19,7 +19,9 @@ import spice.authority.app.runtime.BearerToken;
 import spice.authority.app.runtime.Endpoint;
 import spice.authority.app.runtime.PeerPolicy;
 import spice.authority.core.AuthorityException;
+import spice.authority.app.runtime.FormatsSetting;
 import spice.authority.core.RunAuthority;
+import spice.authority.snapshot.FormatPolicy;
 import spice.authority.os.DirectoryRefusedException;
 import spice.authority.os.LockMode;
 import spice.authority.os.OpenMode;
@@ -91,6 +93,11 @@ public final class ServeCommand implements Callable<Integer> {
             description = "With --listen: where to write the random bearer token (mode 0600; its directory 0700). "
                     + "Default: the endpoint directory's 'token' (Windows: %%LOCALAPPDATA%%\\spice-agent\\endpoint\\token).")
     String tokenFile;
+
+    @Option(names = "--formats", paramLabel = "VERSIONS",
+            description = "Take only these snapshot formats, comma-separated (v1alpha2, v1alpha3; default: every format "
+                    + "the shipped format history accepts, both). Also spice.authority.formats / SPICE_AUTHORITY_FORMATS.")
+    String formats;
 
     @Override
     public Integer call() throws IOException {
@@ -254,7 +261,13 @@ public final class ServeCommand implements Callable<Integer> {
             if (endpoint instanceof Endpoint.Tcp tcp) {
                 requireBindable(tcp);
             }
-            authority = RunAuthority.open(dir, new SecureRandom());
+            FormatPolicy policy;
+            try {
+                policy = FormatsSetting.policy(formats != null ? java.util.Optional.of(formats) : FormatsSetting.fromProcess());
+            } catch (IllegalArgumentException e) {
+                throw new Refusal(e.getMessage());
+            }
+            authority = RunAuthority.open(dir, new SecureRandom(), policy);
             if (tokenName != null) {
                 token = writeToken(endpointDir, tokenName, ((Endpoint.Tcp) endpoint).tokenFile());
             }

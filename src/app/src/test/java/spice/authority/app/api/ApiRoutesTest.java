@@ -322,4 +322,78 @@ class ApiRoutesTest {
         problem(send("DELETE", "/v1/imports/" + imp, s, null, null), 404, "not_found");
         assertThat(send("GET", "/v1/runs/" + run, null, null, null).json().path("phase").asText()).isEqualTo("SUSPENDED");
     }
+
+    // ---- formats ------------------------------------------------------------------------------
+
+    private static byte[] payloadV3(String runId) {
+        String base = new String(SpecFiles.bytes("payload-corpus/v1alpha3/valid-01-minimal-suspended.json"), StandardCharsets.UTF_8);
+        return base.replace("\"run_id\":\"run-1\"", "\"run_id\":\"" + runId + "\"").getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static byte[] replaceOnce(byte[] in, String from, String to) {
+        String hex = HexFormat.of().formatHex(in);
+        String f = HexFormat.of().formatHex(from.getBytes(StandardCharsets.UTF_8));
+        assertThat(hex).contains(f);
+        return HexFormat.of().parseHex(hex.replace(f, HexFormat.of().formatHex(to.getBytes(StandardCharsets.UTF_8))));
+    }
+
+    @Test
+    void formats_v1alpha3SignsAndImportsInItsOwnFormat_beside_v1alpha2() throws Exception {
+        String first = openSession();
+        String second = openSession();
+        String run2 = start(first, newRunId());
+        String run3 = start(first, newRunId());
+        byte[] env2 = suspend(first, run2, 7);
+        Answer signed3 = send("POST", "/v1/runs/" + run3 + "/snapshots", first, Bodies.PAYLOAD_V1ALPHA3, payloadV3(run3));
+        assertThat(signed3.status()).as(signed3.text()).isEqualTo(200);
+        byte[] env3 = signed3.body();
+        assertThat(spice.authority.snapshot.envelope.Envelope.parse(env3).format()).isEqualTo("spice.agent.snapshot/v1alpha3");
+        assertThat(spice.authority.snapshot.envelope.Envelope.parse(env2).format()).isEqualTo("spice.agent.snapshot/v1alpha2");
+        for (String run : List.of(run2, run3)) {
+            assertThat(send("DELETE", "/v1/runs/" + run + "/lease", first, null, null).status()).isEqualTo(204);
+        }
+        // An envelope whose format string is swapped for the other one is neither's claim.
+        problem(send("POST", "/v1/imports", second, Bodies.PROTOBUF,
+                replaceOnce(env3, "spice.agent.snapshot/v1alpha3", "spice.agent.snapshot/v1alpha2")), 403, "verification_failed");
+        problem(send("POST", "/v1/imports", second, Bodies.PROTOBUF,
+                replaceOnce(env2, "spice.agent.snapshot/v1alpha2", "spice.agent.snapshot/v1alpha3")), 403, "verification_failed");
+        for (byte[] env : List.of(env2, env3)) {
+            Answer prepared = send("POST", "/v1/imports", second, Bodies.PROTOBUF, env);
+            assertThat(prepared.status()).as(prepared.text()).isEqualTo(200);
+            String imp = prepared.json().path("import").asText();
+            assertThat(post("/v1/imports/" + imp + "/consume", second, null).status()).isEqualTo(200);
+            assertThat(post("/v1/imports/" + imp + "/activate", second, null).status()).isEqualTo(200);
+        }
+        JsonNode view = send("GET", "/v1/authority", null, null, null).json();
+        assertThat(view.path("formats").path("signing").toString())
+                .isEqualTo("[\"spice.agent.snapshot/v1alpha2\",\"spice.agent.snapshot/v1alpha3\"]");
+        assertThat(view.path("formats").path("import").size()).isEqualTo(2);
+        assertThat(view.path("unreadable_records_by_reason").isObject()).isTrue();
+        assertThat(view.path("unreadable_records").asInt()).isZero();
+    }
+
+    @Test
+    void formats_refusals_nameTheFormatOrTheMediaTypeMismatch() throws Exception {
+        String s = openSession();
+        String run = start(s, newRunId());
+        // A media type of another version than the payload's.
+        assertThat(problem(send("POST", "/v1/runs/" + run + "/snapshots", s, Bodies.PAYLOAD_V1ALPHA3, payload(run, "suspended", 7)),
+                400, "invalid_request")).contains("v1alpha2").contains(Bodies.PAYLOAD);
+        assertThat(problem(send("POST", "/v1/runs/" + run + "/snapshots", s, Bodies.PAYLOAD, payloadV3(run)),
+                400, "invalid_request")).contains("v1alpha3");
+        // A version that is no format: unsupported_format naming it (rule P-VERSION).
+        byte[] v1 = new String(payload(run, "suspended", 7), StandardCharsets.UTF_8)
+                .replace("spice.agent.snapshot/v1alpha2", "spice.agent.snapshot/v1alpha1").getBytes(StandardCharsets.UTF_8);
+        Answer refused = send("POST", "/v1/runs/" + run + "/snapshots", s, "application/json", v1);
+        assertThat(problem(refused, 415, "unsupported_format")).contains("spice.agent.snapshot/v1alpha1");
+        assertThat(refused.json().path("rule").asText()).isEqualTo("P-VERSION");
+        // An envelope in a format that does not exist: unsupported_format naming it.
+        byte[] env = suspend(s, run, 7);
+        String other = openSession();
+        assertThat(send("DELETE", "/v1/runs/" + run + "/lease", s, null, null).status()).isEqualTo(204);
+        assertThat(problem(send("POST", "/v1/imports", other, Bodies.PROTOBUF,
+                replaceOnce(env, "spice.agent.snapshot/v1alpha2", "spice.agent.snapshot/v1alpha9")), 415, "unsupported_format"))
+                .contains("spice.agent.snapshot/v1alpha9");
+        assertThat(send("GET", "/v1/runs/" + run, null, null, null).json().path("phase").asText()).isEqualTo("SUSPENDED");
+    }
 }

@@ -61,10 +61,12 @@ class JsonTest {
                         + "{\"import\":\"i1\",\"run_id\":\"run-2\",\"last_sequence\":1,\"next_sequence\":2}]");
 
         out.reset();
-        Json.write(new Dto.AuthorityView(null, null, "ready", null, "unix:/s", 1, 2, 3, 4, Map.of("ACTIVE", 2), 0), out);
+        Json.write(new Dto.AuthorityView(null, null, "ready", null, "unix:/s", 1, 2, 3, 4, Map.of("ACTIVE", 2), 3,
+                Map.of("bad_mac", 3), Map.of("signing", java.util.List.of("f2", "f3"))), out);
         assertThat(new ObjectMapper().readTree(out.toByteArray()).toString()).isEqualTo(
                 "{\"state\":\"ready\",\"endpoint\":\"unix:/s\",\"sessions\":1,\"owned_runs\":2,\"imports\":3,\"leases\":4,"
-                        + "\"runs_by_phase\":{\"ACTIVE\":2},\"unreadable_records\":0}");
+                        + "\"runs_by_phase\":{\"ACTIVE\":2},\"unreadable_records\":3,\"unreadable_records_by_reason\":{\"bad_mac\":3},"
+                        + "\"formats\":{\"signing\":[\"f2\",\"f3\"]}}");
 
         out.reset();
         Json.write(new Dto.SessionResponse("s1", 7), out);

@@ -46,7 +46,7 @@ class OpenApiDocumentTest {
         sameMembers(schemas, "ImportView", new Dto.ImportView("i", "r", BigInteger.ONE, BigInteger.TWO));
         sameMembers(schemas, "SessionResponse", new Dto.SessionResponse("s", 1));
         sameMembers(schemas, "AuthorityView", new Dto.AuthorityView("ab", BigInteger.ONE, "ready", "/d", "unix:/s",
-                1, 1, 1, 1, Map.of("ACTIVE", 1), 0));
+                1, 1, 1, 1, Map.of("ACTIVE", 1), 0, Map.of("bad_mac", 0), Map.of("signing", java.util.List.of())));
         assertThat(names(schemas.path("StartRequest").path("properties").fieldNames()))
                 .containsExactlyElementsOf(Dto.StartRequest.MEMBERS.keySet());
         assertThat(names(schemas.path("SessionRequest").path("properties").fieldNames()))

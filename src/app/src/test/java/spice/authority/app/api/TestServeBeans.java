@@ -42,11 +42,13 @@ public class TestServeBeans {
     private final ProcessWatcher processes;
     private final BearerToken token = BearerToken.of(TOKEN.getBytes(StandardCharsets.US_ASCII));
 
-    TestServeBeans() throws IOException, AuthorityException, DirectoryRefusedException {
+    @jakarta.inject.Inject
+    TestServeBeans(spice.authority.app.runtime.HelperConfig config) throws IOException, AuthorityException, DirectoryRefusedException {
         root = Files.createTempDirectory("spice-quarkus-test");
         SecureDirectoryProvider provider = SecureDirectories.provider();
+        // The format policy as serve chooses it: spice.authority.formats narrows the standard one.
         authority = RunAuthority.open(provider.open(root.resolve("authority").toString(), OpenMode.CREATE_OR_VALIDATE),
-                new SecureRandom());
+                new SecureRandom(), spice.authority.app.runtime.FormatsSetting.policy(config.formats()));
         processes = provider.processWatcher();
     }
 

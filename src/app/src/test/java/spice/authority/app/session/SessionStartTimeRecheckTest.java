@@ -517,6 +517,11 @@ class SessionStartTimeRecheckTest {
 
     private static final class Config implements HelperConfig {
         @Override
+        public java.util.Optional<String> formats() {
+            return java.util.Optional.empty();
+        }
+
+        @Override
         public Duration drainTimeout() {
             return Duration.ofSeconds(10);
         }

@@ -152,7 +152,8 @@ final class Authorities {
      * does not own the run ({@code state_conflict}, {@code busy} for a live owner), or the helper is
      * closing. False for refusals that leave the lease as it was ({@code unavailable},
      * {@code cancelled}, {@code busy} for a quota, {@code invalid_request},
-     * {@code invalid_snapshot}), and for a failure to reach the helper at all: that proves nothing
+     * {@code invalid_snapshot}, {@code unsupported_format}: refused before anything was written),
+     * and for a failure to reach the helper at all: that proves nothing
      * was sent, not that the lease is gone (a helper whose backlog is full still holds it).
      */
     static boolean leaseLost(IOException e) {
@@ -162,6 +163,7 @@ final class Authorities {
             case HelperProblem.Busy b -> !b.nothingHappened();
             case HelperProblem.InvalidRequest r -> false;
             case HelperProblem.InvalidSnapshot s -> false;
+            case HelperProblem.UnsupportedFormat f -> false;
             case HelperProblem p -> true;
             default -> false;
         };

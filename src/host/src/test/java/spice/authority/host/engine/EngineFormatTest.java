@@ -73,9 +73,8 @@ class EngineFormatTest {
             byte[] envelope = suspendedEnvelope(sock, tmp, SnapshotFormat.V1ALPHA3, WS);
             Envelope e = Envelope.parse(envelope);
             assertThat(e.format()).isEqualTo(SnapshotFormat.V1ALPHA3.wire());
-            // v1alpha3 has no media type of its own: sent as plain JSON, whose version the helper reads.
             assertThat(h.requests()).filteredOn(r -> r.line().endsWith("/snapshots"))
-                    .allSatisfy(r -> assertThat(r.header("Content-Type")).isEqualTo("application/json"));
+                    .allSatisfy(r -> assertThat(r.header("Content-Type")).isEqualTo("application/vnd.spice.snapshot.v1alpha3+json"));
             Snapshot s = Snapshot.decode(e.payload());
             assertThat(s.format()).isEqualTo(SnapshotFormat.V1ALPHA3);
             assertThat(s.workspaceFingerprint()).isEqualTo(WS);

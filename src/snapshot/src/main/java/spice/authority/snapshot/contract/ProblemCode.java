@@ -14,6 +14,11 @@ public enum ProblemCode {
     INVALID_REQUEST("invalid_request", "Invalid request"),
     INVALID_SNAPSHOT("invalid_snapshot", "Invalid snapshot"),
     VERIFICATION_FAILED("verification_failed", "Verification failed"),
+    /**
+     * An envelope, payload or record in a snapshot format the helper does not take (unknown, or
+     * refused by its format policy); the detail names the format, which is public.
+     */
+    UNSUPPORTED_FORMAT("unsupported_format", "Unsupported snapshot format"),
     BUSY("busy", "Run busy"),
     STATE_CONFLICT("state_conflict", "State conflict"),
     UNCERTAIN("uncertain", "Outcome uncertain"),

@@ -16,15 +16,6 @@ import spice.authority.snapshot.json.GoText;
  * (the digest is copied).
  */
 public final class ClaimInput {
-    /**
-     * The v1alpha2 wire string.
-     *
-     * @deprecated a claim's format is {@link #snapshotFormat()}; the formats are {@link SnapshotFormat}.
-     *     Kept only until the modules outside snapshot use those.
-     */
-    @Deprecated(forRemoval = true)
-    public static final String FORMAT = SnapshotFormat.V1ALPHA2.wire();
-
     private final SnapshotFormat format;
     private final String runId;
     private final long lastSequence;

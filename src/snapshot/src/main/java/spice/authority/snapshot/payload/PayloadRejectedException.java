@@ -9,9 +9,18 @@ public final class PayloadRejectedException extends Exception {
     private final PayloadRule rule;
     private final String location;
     private final String reason;
+    private final String unsupportedVersion;
 
     public PayloadRejectedException(PayloadRule rule, String location) {
         this(rule, location, null);
+    }
+
+    /**
+     * P-VERSION because the payload's {@code version} names no format, or one not accepted: the
+     * version text ({@code bounded}, escaped) is kept for {@link #unsupportedVersion()}.
+     */
+    static PayloadRejectedException unsupportedVersion(String bounded, String detail) {
+        return new PayloadRejectedException(PayloadRule.P_VERSION, "version", detail, bounded);
     }
 
     /**
@@ -19,11 +28,25 @@ public final class PayloadRejectedException extends Exception {
      *     refused (P-VERSION: the version text, escaped and bounded); null for the reason
      */
     public PayloadRejectedException(PayloadRule rule, String location, String detail) {
+        this(rule, location, detail, null);
+    }
+
+    private PayloadRejectedException(PayloadRule rule, String location, String detail, String unsupportedVersion) {
         super(rule.id() + ": " + (detail == null ? rule.reason() : detail) + (location == null ? "" : " (at " + location + ")"),
                 null, false, false);
         this.rule = rule;
         this.location = location;
         this.reason = detail == null ? rule.reason() : detail;
+        this.unsupportedVersion = unsupportedVersion;
+    }
+
+    /**
+     * The payload's version text (escaped, bounded) when the refusal is P-VERSION because that
+     * version names no snapshot format or one the caller does not accept (a format question, not
+     * a defect of the payload's shape); empty for every other refusal.
+     */
+    public java.util.Optional<String> unsupportedVersion() {
+        return java.util.Optional.ofNullable(unsupportedVersion);
     }
 
     public PayloadRule rule() {

@@ -157,7 +157,7 @@ public final class Snapshot {
         SnapshotFormat format = SnapshotFormat.fromWire(raw.version).orElse(null);
         PayloadRejectedException versionProblem = null;
         if (format == null || !accepted.contains(format)) {
-            versionProblem = new PayloadRejectedException(PayloadRule.P_VERSION, "version", "version \""
+            versionProblem = PayloadRejectedException.unsupportedVersion(SafeText.bounded(raw.version, 64), "version \""
                     + SafeText.bounded(raw.version, 64) + "\" is not " + (format == null ? "a snapshot format" : "accepted here")
                     + " (accepted: " + wires(accepted) + ")");
         } else if (!format.hasWorkspaceFingerprint() && raw.plan.workspacePresent) {

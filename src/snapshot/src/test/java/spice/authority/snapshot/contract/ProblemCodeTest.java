@@ -18,7 +18,7 @@ class ProblemCodeTest {
     @Test
     void theWireStringsAreTheApisStableCodes() {
         assertThat(Arrays.stream(ProblemCode.values()).map(ProblemCode::wire)).containsExactly(
-                "invalid_request", "invalid_snapshot", "verification_failed", "busy", "state_conflict", "uncertain",
+                "invalid_request", "invalid_snapshot", "verification_failed", "unsupported_format", "busy", "state_conflict", "uncertain",
                 "unavailable", "closing", "not_found", "unauthorized", "cancelled");
     }
 

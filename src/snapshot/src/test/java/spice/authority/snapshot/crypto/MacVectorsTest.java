@@ -196,7 +196,7 @@ class MacVectorsTest {
         byte[] scope = new byte[32];
         scope[0] = 1;
         byte[] sha = new byte[32];
-        ClaimInput ci = new ClaimInput(ClaimInput.FORMAT, "run-1", 7, 1, sha);
+        ClaimInput ci = new ClaimInput(spice.authority.snapshot.SnapshotFormat.V1ALPHA2, "run-1", 7, 1, sha);
         try (SecretKeyBytes k = SecretKeyBytes.copyOf(new byte[] {
                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32},
                 SecretAccess.grant());
@@ -214,7 +214,7 @@ class MacVectorsTest {
                 assertThatThrownBy(() -> a.verify(ci, b)).isInstanceOf(VerificationException.class)
                         .satisfies(errors::add);
             }
-            ClaimInput otherSeq = new ClaimInput(ClaimInput.FORMAT, "run-1", 8, 1, sha);
+            ClaimInput otherSeq = new ClaimInput(spice.authority.snapshot.SnapshotFormat.V1ALPHA2, "run-1", 8, 1, sha);
             assertThatThrownBy(() -> a.verify(otherSeq, good)).satisfies(errors::add);
             assertThatThrownBy(() -> a.verify(ci, null)).satisfies(errors::add);
             assertThat(errors).allSatisfy(t -> {
@@ -245,14 +245,14 @@ class MacVectorsTest {
         assertThatThrownBy(() -> new ClaimInput("spice.agent.snapshot/v1alpha1", "r", 1, 1, sha)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new ClaimInput((SnapshotFormat) null, "r", 1, 1, sha)).isInstanceOf(IllegalArgumentException.class);
         assertThat(new ClaimInput("spice.agent.snapshot/v1alpha3", "r", 1, 1, sha).snapshotFormat()).isEqualTo(SnapshotFormat.V1ALPHA3);
-        assertThatThrownBy(() -> new ClaimInput(ClaimInput.FORMAT, " r", 1, 1, sha)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new ClaimInput(ClaimInput.FORMAT, "r".repeat(129), 1, 1, sha)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new ClaimInput(ClaimInput.FORMAT, "r", 0, 1, sha)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new ClaimInput(ClaimInput.FORMAT, "r", -1L, 1, sha)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new ClaimInput(ClaimInput.FORMAT, "r", 1, 0, sha)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new ClaimInput(ClaimInput.FORMAT, "r", 1, 5, sha)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new ClaimInput(ClaimInput.FORMAT, "r", 1, 1, new byte[31])).isInstanceOf(IllegalArgumentException.class);
-        ClaimInput ok = new ClaimInput(ClaimInput.FORMAT, "r", -2L, 4, sha);
+        assertThatThrownBy(() -> new ClaimInput(spice.authority.snapshot.SnapshotFormat.V1ALPHA2, " r", 1, 1, sha)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ClaimInput(spice.authority.snapshot.SnapshotFormat.V1ALPHA2, "r".repeat(129), 1, 1, sha)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ClaimInput(spice.authority.snapshot.SnapshotFormat.V1ALPHA2, "r", 0, 1, sha)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ClaimInput(spice.authority.snapshot.SnapshotFormat.V1ALPHA2, "r", -1L, 1, sha)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ClaimInput(spice.authority.snapshot.SnapshotFormat.V1ALPHA2, "r", 1, 0, sha)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ClaimInput(spice.authority.snapshot.SnapshotFormat.V1ALPHA2, "r", 1, 5, sha)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ClaimInput(spice.authority.snapshot.SnapshotFormat.V1ALPHA2, "r", 1, 1, new byte[31])).isInstanceOf(IllegalArgumentException.class);
+        ClaimInput ok = new ClaimInput(spice.authority.snapshot.SnapshotFormat.V1ALPHA2, "r", -2L, 4, sha);
         assertThatThrownBy(() -> ok.canonicalMacInput(new byte[31], 1)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> ok.canonicalMacInput(new byte[32], 0)).isInstanceOf(IllegalArgumentException.class);
     }

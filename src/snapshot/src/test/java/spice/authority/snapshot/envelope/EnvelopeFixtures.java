@@ -68,7 +68,7 @@ final class EnvelopeFixtures {
 
     /** A mutable set of envelope field values, encoded by hand in canonical field order. */
     static final class Fields {
-        byte[] format = ClaimInput.FORMAT.getBytes(StandardCharsets.UTF_8);
+        byte[] format = spice.authority.snapshot.SnapshotFormat.V1ALPHA2.wire().getBytes(StandardCharsets.UTF_8);
         byte[] runId = "run-1".getBytes(StandardCharsets.UTF_8);
         long lastSequence = 7;
         long lifecycle = 1;

@@ -120,7 +120,7 @@ public final class SeedCorpusGenerator {
         byte[] digest = HmacSha256.sha256(payload);
         ClaimInput input;
         try {
-            input = new ClaimInput(ClaimInput.FORMAT, runId, 1, 1, digest);
+            input = new ClaimInput(spice.authority.snapshot.SnapshotFormat.V1ALPHA2, runId, 1, 1, digest);
         } catch (IllegalArgumentException e) {
             return null; // not a token: E-RUNID, covered by mutation
         }
@@ -129,7 +129,7 @@ public final class SeedCorpusGenerator {
             claim = key.sign(input);
         }
         return SnapshotEnvelope.newBuilder()
-                .setFormat(ClaimInput.FORMAT)
+                .setFormat(spice.authority.snapshot.SnapshotFormat.V1ALPHA2.wire())
                 .setRunId(runId)
                 .setLastSequence(1)
                 .setLifecycleValue(1)

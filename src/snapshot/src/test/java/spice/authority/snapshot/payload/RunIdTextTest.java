@@ -75,7 +75,7 @@ class RunIdTextTest {
             assertThatThrownBy(() -> new LengthPrefixed(16).add(s)).as(escape(s)).isInstanceOf(IllegalArgumentException.class);
             assertThatThrownBy(() -> RunSubkey.derivationInput(scope, s, 1)).as(escape(s))
                     .isInstanceOf(IllegalArgumentException.class);
-            assertThatThrownBy(() -> new ClaimInput(ClaimInput.FORMAT, s, 1, 1, digest)).as(escape(s))
+            assertThatThrownBy(() -> new ClaimInput(spice.authority.snapshot.SnapshotFormat.V1ALPHA2, s, 1, 1, digest)).as(escape(s))
                     .isInstanceOf(IllegalArgumentException.class);
         }
         // The collision the rule prevents: a replacing encoder gives these the same bytes.
