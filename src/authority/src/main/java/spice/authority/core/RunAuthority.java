@@ -2,7 +2,6 @@ package spice.authority.core;
 
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import spice.authority.os.DirectoryRefusedException;
@@ -122,53 +121,8 @@ public final class RunAuthority implements AutoCloseable {
         }
         try (StableLock ignored = dir.lock(IDENTITY_LOCK, LockMode.BLOCKING)) {
             int swept = TempSweep.sweep(dir);
-            FileIdentity seen;
-            try {
-                seen = RecordStore.checkIdentityFile(dir, null);
-            } catch (DirectoryRefusedException e) {
-                if (e.category() != DirectoryRefusedException.Category.MISSING) {
-                    throw new AuthorityException.Unavailable("identity file refused: " + e.getMessage());
-                }
-                seen = null;
-            }
-            AuthorityIdentity id;
-            if (seen == null) {
-                id = AuthorityIdentity.generate(random);
-                byte[] encoded = id.encode();
-                try {
-                    dir.writeAtomically(IDENTITY_KEY, encoded);
-                } catch (DirectoryRefusedException | RuntimeException e) {
-                    id.close();
-                    throw new AuthorityException.Unavailable("could not create the identity file: " + e.getMessage());
-                } finally {
-                    Arrays.fill(encoded, (byte) 0);
-                }
-            } else {
-                byte[] file;
-                try {
-                    file = dir.read(IDENTITY_KEY, AuthorityIdentity.FILE_LENGTH);
-                } catch (DirectoryRefusedException e) {
-                    throw new AuthorityException.Unavailable("identity file refused: " + e.getMessage());
-                }
-                try {
-                    id = AuthorityIdentity.parse(file);
-                } finally {
-                    Arrays.fill(file, (byte) 0);
-                }
-            }
-            // RACE: the name is checked again after the read (or the write), and must name the
-            // file checked before the read; it is the file every later transition must still
-            // find. A file swapped in and back out between the two checks goes unseen: only the
-            // owner of the 0700 directory (the user this authority runs as) or root can rename
-            // files in it, and either could as well rewrite the key itself.
-            FileIdentity opened;
-            try {
-                opened = RecordStore.checkIdentityFile(dir, seen);
-            } catch (DirectoryRefusedException | RuntimeException e) {
-                id.close();
-                throw new AuthorityException.Unavailable("identity file refused: " + e.getMessage());
-            }
-            RunAuthority authority = new RunAuthority(dir, id, opened, swept, formats);
+            IdentityLoader.Loaded loaded = IdentityLoader.load(dir, random);
+            RunAuthority authority = new RunAuthority(dir, loaded.identity(), loaded.file(), swept, formats);
             authority.countUnreadableAtOpen();
             return authority;
         } catch (DirectoryRefusedException e) {
