@@ -95,6 +95,15 @@ public class ConnectionGate {
         for (Channel c : listeners) {
             c.pipeline().addFirst(NAME, acceptor);
         }
+        // RACE: added off the listener's event loop, the acceptor only becomes active once a task
+        // queued on that loop has run; until then, accepts pass it by (uncounted, and so refused
+        // by the transport guard). A task queued after it returns once it has run: from then on,
+        // every accept is counted.
+        for (Channel c : listeners) {
+            if (!c.eventLoop().inEventLoop()) {
+                c.eventLoop().submit(() -> { }).awaitUninterruptibly();
+            }
+        }
         installed = true;
         LOG.infof("connection caps: %d connections (Unix socket; TCP with the token), %d TCP connections without the token "
                         + "for at most %d ms each%s", config.maxConnections(), config.maxUnauthenticatedConnections(),
