@@ -42,6 +42,7 @@ export class HelperProblem extends Error {
   static readonly InvalidRequest: typeof InvalidRequest;
   static readonly InvalidSnapshot: typeof InvalidSnapshot;
   static readonly VerificationFailed: typeof VerificationFailed;
+  static readonly UnsupportedFormat: typeof UnsupportedFormat;
   static readonly Busy: typeof Busy;
   static readonly StateConflict: typeof StateConflict;
   static readonly Uncertain: typeof Uncertain;
@@ -58,6 +59,8 @@ export class InvalidSnapshot extends HelperProblem {
   readonly rule: string;
 }
 export class VerificationFailed extends HelperProblem {}
+/** The snapshot format is not one this helper takes; the detail names it. Nothing was written. */
+export class UnsupportedFormat extends HelperProblem {}
 export class Busy extends HelperProblem {
   readonly retryAfterMs: number | null;
   readonly isQuota: boolean;

@@ -1,7 +1,7 @@
 // @spice-authority/client: the host client for the spice-authority helper. See README.md.
 export {
   HelperTransportError, HelperUnreachable, HelperUntrusted, HelperInterrupted, HelperTimeout, HelperProtocolError,
-  HelperConnectionLost, HelperProblem, InvalidRequest, InvalidSnapshot, VerificationFailed, Busy, StateConflict,
+  HelperConnectionLost, HelperProblem, InvalidRequest, InvalidSnapshot, VerificationFailed, UnsupportedFormat, Busy, StateConflict,
   Uncertain, Unavailable, Cancelled, Closing, NotFound, Unauthorized, Unrecognized, ImportRefused, ImportUncertain,
   outcomeUnknown,
 } from './src/errors.js';

@@ -13,7 +13,8 @@ Standard library only; Python 3.11 or later.
 from .client import AuthorityClient, AuthorityView, ImportView, RetryPolicy, RunView, Session
 from .errors import (Busy, Cancelled, Closing, HelperError, HelperProblem, HelperProtocolError, HelperTimeout,
                      HelperTransportError, HelperUnreachable, HelperUntrusted, InvalidRequest, InvalidSnapshot,
-                     NotFound, StateConflict, Unauthorized, Unavailable, Uncertain, Unrecognized, VerificationFailed)
+                     NotFound, StateConflict, Unauthorized, Unavailable, Uncertain, Unrecognized, UnsupportedFormat,
+                     VerificationFailed)
 from .payload import PayloadRejected, Snapshot, SnapshotBuilder
 from .transport import TcpEndpoint, UnixEndpoint
 
@@ -23,6 +24,6 @@ __all__ = [
     "AuthorityClient", "AuthorityView", "ImportView", "RetryPolicy", "RunView", "Session",
     "Busy", "Cancelled", "Closing", "HelperError", "HelperProblem", "HelperProtocolError", "HelperTimeout",
     "HelperTransportError", "HelperUnreachable", "HelperUntrusted", "InvalidRequest", "InvalidSnapshot",
-    "NotFound", "StateConflict", "Unauthorized", "Unavailable", "Uncertain", "Unrecognized", "VerificationFailed",
+    "NotFound", "StateConflict", "Unauthorized", "Unavailable", "Uncertain", "Unrecognized", "UnsupportedFormat", "VerificationFailed",
     "PayloadRejected", "Snapshot", "SnapshotBuilder", "TcpEndpoint", "UnixEndpoint",
 ]

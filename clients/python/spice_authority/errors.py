@@ -110,6 +110,14 @@ class VerificationFailed(HelperProblem):
     code_name = "verification_failed"
 
 
+class UnsupportedFormat(HelperProblem):
+    """``unsupported_format``: the payload, envelope or record is in a snapshot format this helper
+    does not take (unknown, or refused by its policy); the detail names the format. Nothing was
+    written."""
+
+    code_name = "unsupported_format"
+
+
 class Busy(HelperProblem):
     """``busy``: a live owner holds the lock (409: waiting will not help until it stops), or a quota
     was reached (429: nothing happened, retry later)."""
@@ -197,8 +205,8 @@ class Unrecognized(HelperProblem):
 
 
 PROBLEMS: dict[str, type[HelperProblem]] = {
-    c.code_name: c for c in (InvalidRequest, InvalidSnapshot, VerificationFailed, Busy, StateConflict, Uncertain,
-                             Unavailable, Cancelled, Closing, NotFound, Unauthorized)
+    c.code_name: c for c in (InvalidRequest, InvalidSnapshot, VerificationFailed, UnsupportedFormat, Busy,
+                             StateConflict, Uncertain, Unavailable, Cancelled, Closing, NotFound, Unauthorized)
 }
 
 

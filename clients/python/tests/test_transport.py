@@ -250,7 +250,7 @@ class SocketTransportTest(unittest.TestCase):
     def test_problems_map_to_their_classes(self) -> None:
         cases = [
             (400, "invalid_request", E.InvalidRequest), (422, "invalid_snapshot", E.InvalidSnapshot),
-            (403, "verification_failed", E.VerificationFailed), (409, "busy", E.Busy),
+            (403, "verification_failed", E.VerificationFailed), (415, "unsupported_format", E.UnsupportedFormat), (409, "busy", E.Busy),
             (409, "state_conflict", E.StateConflict), (500, "uncertain", E.Uncertain),
             (503, "unavailable", E.Unavailable), (503, "closing", E.Closing), (404, "not_found", E.NotFound),
             (401, "unauthorized", E.Unauthorized), (409, "cancelled", E.Cancelled), (418, "teapot", E.Unrecognized),

@@ -94,6 +94,12 @@ export class InvalidSnapshot extends HelperProblem {
 export class VerificationFailed extends HelperProblem {}
 
 /**
+ * `unsupported_format`: the payload, envelope or record is in a snapshot format this helper does
+ * not take (unknown, or refused by its policy); the detail names the format. Nothing was written.
+ */
+export class UnsupportedFormat extends HelperProblem {}
+
+/**
  * `busy`: a live owner holds the run (409: retrying will not help until it stops), or a quota
  * was reached (429: nothing happened).
  */
@@ -155,6 +161,7 @@ const BY_CODE = {
   invalid_request: InvalidRequest,
   invalid_snapshot: InvalidSnapshot,
   verification_failed: VerificationFailed,
+  unsupported_format: UnsupportedFormat,
   busy: Busy,
   state_conflict: StateConflict,
   uncertain: Uncertain,
@@ -173,8 +180,8 @@ export function problemOf(f, signing) {
 
 // Java-style access: HelperProblem.Busy, …
 Object.assign(HelperProblem, {
-  InvalidRequest, InvalidSnapshot, VerificationFailed, Busy, StateConflict, Uncertain, Unavailable,
-  Cancelled, Closing, NotFound, Unauthorized, Unrecognized,
+  InvalidRequest, InvalidSnapshot, VerificationFailed, UnsupportedFormat, Busy, StateConflict, Uncertain,
+  Unavailable, Cancelled, Closing, NotFound, Unauthorized, Unrecognized,
 });
 
 /**

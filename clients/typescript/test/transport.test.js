@@ -9,7 +9,7 @@ import { inspect } from 'node:util';
 import { fakeHelper, answer, problem, TOKEN } from '../testing/fake-helper.js';
 import { tempDir } from '../testing/kit.js';
 import {
-  AuthorityClient, RetryPolicy, HelperProblem, InvalidRequest, InvalidSnapshot, VerificationFailed, Busy, StateConflict,
+  AuthorityClient, RetryPolicy, HelperProblem, InvalidRequest, InvalidSnapshot, VerificationFailed, UnsupportedFormat, Busy, StateConflict,
   Uncertain, Unavailable, Cancelled, Closing, NotFound, Unauthorized, Unrecognized, HelperUnreachable, HelperUntrusted,
   HelperTimeout, HelperProtocolError, HelperInterrupted, unixEndpoint, outcomeUnknown,
 } from '../index.js';
@@ -39,7 +39,7 @@ test('run views: unsigned 64-bit generations arrive as BigInt, exactly', async (
 
 test('problems: one class per code, named as Java names them; the session id never reaches a message', async (t) => {
   const cases = [
-    ['invalid_request', 400, InvalidRequest], ['invalid_snapshot', 400, InvalidSnapshot], ['verification_failed', 403, VerificationFailed],
+    ['invalid_request', 400, InvalidRequest], ['invalid_snapshot', 400, InvalidSnapshot], ['verification_failed', 403, VerificationFailed], ['unsupported_format', 415, UnsupportedFormat],
     ['busy', 409, Busy], ['state_conflict', 409, StateConflict], ['uncertain', 500, Uncertain], ['unavailable', 503, Unavailable],
     ['cancelled', 503, Cancelled], ['closing', 503, Closing], ['not_found', 404, NotFound], ['unauthorized', 401, Unauthorized],
     ['brand_new', 418, Unrecognized],
