@@ -96,11 +96,9 @@ class GroupCommitTest {
                 assertThat(door.firstFlushHeld.await(10, TimeUnit.SECONDS)).isTrue();
                 Thread b = write(dir, "b.state", outcome);
                 Thread c = write(dir, "c.state", outcome);
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                while (!(door.renames.get() == 3 && b.getState() == Thread.State.WAITING && c.getState() == Thread.State.WAITING)) {
-                    assertThat(System.nanoTime()).isLessThan(deadline);
-                    Thread.sleep(1); // the poll interval of a wait with a deadline
-                }
+                assertThat(Poll.until(java.time.Duration.ofSeconds(10), java.time.Duration.ofMillis(1),
+                        () -> door.renames.get() == 3 && b.getState() == Thread.State.WAITING && c.getState() == Thread.State.WAITING,
+                        Boolean::booleanValue)).as("b and c wait behind the held flush, all three renamed").isTrue();
                 door.holdFirstFlush.countDown();
                 for (Thread t : List.of(a, b, c)) {
                     t.join();

@@ -140,10 +140,8 @@ class KqueueProcessWatcherMacTest {
         long zombie = Long.parseLong(new BufferedReader(new InputStreamReader(parent.getInputStream(),
                 StandardCharsets.US_ASCII)).readLine().trim());
         long st = watcher.startTime(zombie).orElseThrow();
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (watcher.startTime(zombie).isPresent() && System.nanoTime() < deadline) {
-            Thread.sleep(20); // the poll interval of a wait with a deadline
-        }
+        Poll.until(java.time.Duration.ofSeconds(10), java.time.Duration.ofMillis(20), () -> watcher.startTime(zombie),
+                t -> t.isEmpty());
         Process ps = new ProcessBuilder("ps", "-o", "stat=", "-p", Long.toString(zombie)).start();
         String stat = new String(ps.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
         assertThat(stat).as("the child is a zombie, not reaped").startsWith("Z");

@@ -53,12 +53,8 @@ class ProcessWatcherTest {
 
     /** Waits until the fd count falls back to {@code baseline} (closing is synchronous; this only absorbs noise). */
     private static long settleFds(long baseline) throws Exception {
-        long n = openFds();
-        for (int i = 0; i < 50 && n > baseline; i++) {
-            Thread.sleep(20); // the poll interval of a wait with a deadline
-            n = openFds();
-        }
-        return n;
+        return Poll.until(java.time.Duration.ofSeconds(1), java.time.Duration.ofMillis(20), ProcessWatcherTest::openFds,
+                n -> n <= baseline);
     }
 
     @Test

@@ -60,12 +60,9 @@ class ZombieLeaderTest {
 
         host = new ProcessBuilder(dir.resolve("leader").toString()).start();
         long pid = host.pid();
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (!Files.readString(Path.of("/proc/" + pid + "/stat")).matches("^\\d+ \\(leader\\) Z .*\\s*$")
-                && System.nanoTime() < deadline) {
-            Thread.sleep(10); // the poll interval of a wait with a deadline
-        }
-        assertThat(Files.readString(Path.of("/proc/" + pid + "/stat"))).as("the leader reads as a zombie").contains(" (leader) Z ");
+        String stat = Poll.until(java.time.Duration.ofSeconds(10), java.time.Duration.ofMillis(10),
+                () -> Files.readString(Path.of("/proc/" + pid + "/stat")), t -> t.matches("^\\d+ \\(leader\\) Z .*\\s*$"));
+        assertThat(stat).as("the leader reads as a zombie").contains(" (leader) Z ");
         long start = ProcFs.startTimeInAnyState(pid);
 
         PidfdProcessWatcher watcher = PidfdProcessWatcher.instance();

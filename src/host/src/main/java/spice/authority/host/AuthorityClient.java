@@ -50,9 +50,6 @@ public final class AuthorityClient {
     static final String PROTOBUF = "application/x-protobuf";
     static final String PAYLOAD = "application/vnd.spice.snapshot.v1alpha2+json";
     static final String PAYLOAD_V1ALPHA3 = "application/vnd.spice.snapshot.v1alpha3+json";
-    /** How a canonical v1alpha3 payload begins: its {@code version} is its first member. */
-    private static final byte[] V1ALPHA3_HEAD = ("{\"version\":\"" + spice.authority.snapshot.SnapshotFormat.V1ALPHA3.wire()
-            + "\"").getBytes(StandardCharsets.US_ASCII);
     static final String PROBLEM = "application/problem+json";
 
     private final HttpTransport http;
@@ -236,8 +233,8 @@ public final class AuthorityClient {
      */
     public byte[] sign(Session session, String runId, byte[] payload) throws IOException {
         Objects.requireNonNull(payload, "payload");
-        boolean v1alpha3 = payload.length > V1ALPHA3_HEAD.length
-                && java.util.Arrays.equals(payload, 0, V1ALPHA3_HEAD.length, V1ALPHA3_HEAD, 0, V1ALPHA3_HEAD.length);
+        boolean v1alpha3 = spice.authority.snapshot.SnapshotFormat.ofCanonicalPayload(payload)
+                .orElse(null) == spice.authority.snapshot.SnapshotFormat.V1ALPHA3;
         return call("POST", runPath(runId) + "/snapshots", session, v1alpha3 ? PAYLOAD_V1ALPHA3 : PAYLOAD, PROTOBUF, payload, true);
     }
 

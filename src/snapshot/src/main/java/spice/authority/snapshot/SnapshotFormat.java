@@ -71,6 +71,21 @@ public enum SnapshotFormat {
         return Optional.empty();
     }
 
+    /**
+     * The format a canonical payload names: its {@code version} is the first member of the
+     * canonical encoding (wire-format.md b.2), so the payload begins with it. Empty for anything
+     * else; this reads the head only and validates nothing.
+     */
+    public static Optional<SnapshotFormat> ofCanonicalPayload(byte[] payload) {
+        for (SnapshotFormat f : values()) {
+            byte[] head = ("{\"version\":\"" + f.wire + "\"").getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            if (payload.length > head.length && java.util.Arrays.equals(payload, 0, head.length, head, 0, head.length)) {
+                return Optional.of(f);
+            }
+        }
+        return Optional.empty();
+    }
+
     @Override
     public String toString() {
         return wire;

@@ -102,12 +102,10 @@ class StoreHealthTest {
         var first = health.storeCheckResult();
         var second = health.storeCheckResult();
         // Every check started so far (on threads Health names so) waits in the hung listing.
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-        while (dir.lists.get() == 0 || Thread.getAllStackTraces().keySet().stream()
-                .anyMatch(t -> t.getName().equals("spice-store-check") && t.getState() != Thread.State.WAITING)) {
-            assertThat(System.nanoTime()).as("the store check never reached the hung listing").isLessThan(deadline);
-            Thread.sleep(1); // the poll interval of a wait with a deadline
-        }
+        assertThat(spice.authority.app.it.Poll.until(java.time.Duration.ofSeconds(10), java.time.Duration.ofMillis(1),
+                () -> dir.lists.get() > 0 && Thread.getAllStackTraces().keySet().stream()
+                        .noneMatch(t -> t.getName().equals("spice-store-check") && t.getState() != Thread.State.WAITING),
+                Boolean::booleanValue)).as("the store check reached the hung listing").isTrue();
         assertThat(first).as("the check hangs off the caller's thread").isNotDone();
         assertThat(second).isNotDone();
         assertThat(dir.lists.get()).as("one check at a time").isEqualTo(1);

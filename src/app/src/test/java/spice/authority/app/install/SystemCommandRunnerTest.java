@@ -144,32 +144,20 @@ class SystemCommandRunnerTest {
 
     /** The children started since the test began that are still there after {@code wait}. */
     private Set<Long> awaitNoNewChildren(Duration wait) throws InterruptedException {
-        long deadline = System.nanoTime() + wait.toNanos();
-        while (true) {
+        return spice.authority.app.it.Poll.until(wait, Duration.ofMillis(20), () -> {
             Set<Long> now = liveChildren();
             now.removeAll(childrenBefore);
-            if (now.isEmpty() || System.nanoTime() > deadline) {
-                return now;
-            }
-            Thread.sleep(20); // the poll interval of a wait with a deadline
-        }
+            return now;
+        }, Set::isEmpty);
     }
 
     /** Whether the process {@code pid} is gone within {@code wait}. */
     private static boolean awaitGone(long pid, Duration wait) throws InterruptedException {
         long self = ProcessHandle.current().pid();
-        long deadline = System.nanoTime() + wait.toNanos();
-        while (System.nanoTime() <= deadline) {
-            // Still there: alive and either our child or still the 'sleep' (had it been orphaned).
-            boolean there = ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
-                    .map(h -> h.parent().map(p -> p.pid() == self).orElse(false)
-                            || h.info().command().map(c -> c.endsWith("/sleep")).orElse(false))
-                    .orElse(false);
-            if (!there) {
-                return true;
-            }
-            Thread.sleep(20); // the poll interval of a wait with a deadline
-        }
-        return false;
+        // Still there: alive and either our child or still the 'sleep' (had it been orphaned).
+        return !spice.authority.app.it.Poll.until(wait, Duration.ofMillis(20), () -> ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+                .map(h -> h.parent().map(p -> p.pid() == self).orElse(false)
+                        || h.info().command().map(c -> c.endsWith("/sleep")).orElse(false))
+                .orElse(false), there -> !there);
     }
 }

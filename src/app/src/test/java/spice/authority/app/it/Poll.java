@@ -8,13 +8,13 @@ import java.util.function.Predicate;
  * for the conditions that give no notification (another process's log, its metrics, its exit
  * watcher, a kernel fault taking effect).
  */
-final class Poll {
+public final class Poll {
     private Poll() {
     }
 
     /** A look at the condition; it may fail as its caller may. */
     @FunctionalInterface
-    interface Probe<T, E extends Exception> {
+    public interface Probe<T, E extends Exception> {
         T call() throws E;
     }
 
@@ -22,7 +22,7 @@ final class Poll {
      * Calls {@code probe} until {@code done} accepts its answer or {@code timeout} passed, every
      * {@code interval}; returns the last answer, which the caller asserts on.
      */
-    static <T, E extends Exception> T until(Duration timeout, Duration interval, Probe<T, E> probe, Predicate<? super T> done)
+    public static <T, E extends Exception> T until(Duration timeout, Duration interval, Probe<T, E> probe, Predicate<? super T> done)
             throws E, InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         T answer = probe.call();

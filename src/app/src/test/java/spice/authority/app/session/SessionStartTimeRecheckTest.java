@@ -320,11 +320,9 @@ class SessionStartTimeRecheckTest {
                 }
             });
             // abort is now waiting for activate's monitor (the RunImport's).
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (!blockedIn(aborter.get(), "spice.authority.core.RunImport", "abort")) {
-                assertThat(System.nanoTime()).as("abort never waited for activate's monitor").isLessThan(deadline);
-                Thread.sleep(1); // the poll interval of a wait with a deadline
-            }
+            assertThat(spice.authority.app.it.Poll.until(java.time.Duration.ofSeconds(10), java.time.Duration.ofMillis(1),
+                    () -> blockedIn(aborter.get(), "spice.authority.core.RunImport", "abort"), Boolean::booleanValue))
+                    .as("abort waits for activate's monitor").isTrue();
             proceed.countDown();
             activate.get(10, TimeUnit.SECONDS);
             String answered = abort.get(10, TimeUnit.SECONDS);

@@ -1,8 +1,6 @@
 package spice.authority.host.engine;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.Objects;
 import spice.authority.host.AuthorityClient;
 import spice.authority.host.HelperProblem;
@@ -119,7 +117,7 @@ final class Authorities {
         byte[] digest = spice.authority.snapshot.crypto.HmacSha256.sha256(payload);
         boolean claimShaped = e.hasAuthority() && e.getAuthority().getScopeId().size() == 32
                 && e.getAuthority().getHmacSha256().size() == 32;
-        SnapshotFormat sent = formatOf(payload);
+        SnapshotFormat sent = SnapshotFormat.ofCanonicalPayload(payload).orElse(null);
         if (sent == null || !sent.wire().equals(e.getFormat()) || !runId.equals(e.getRunId())
                 || e.getLastSequence() == 0 || e.getLastSequence() == -1L // E-SEQ, as Envelopes.validate
                 || spice.authority.snapshot.payload.LifecycleStatus.fromLifecycleNumber(e.getLifecycleValue()) == null
@@ -130,20 +128,6 @@ final class Authorities {
                     + " is not the envelope of the payload sent");
         }
         return envelope;
-    }
-
-    /**
-     * The format of a canonical payload, which begins with its {@code version} member (the first
-     * member of the canonical encoding, wire-format.md b.2); {@code null} when it names none.
-     */
-    static SnapshotFormat formatOf(byte[] payload) {
-        for (SnapshotFormat f : SnapshotFormat.values()) {
-            byte[] head = ("{\"version\":\"" + f.wire() + "\"").getBytes(StandardCharsets.US_ASCII);
-            if (payload.length > head.length && Arrays.equals(payload, 0, head.length, head, 0, head.length)) {
-                return f;
-            }
-        }
-        return null;
     }
 
     /**
